@@ -1,0 +1,62 @@
+"""Argument checks shared by every public entry point.
+
+Each check raises :class:`ValueError` naming the offending argument, the value
+received and what a valid value looks like, so that a user can fix the call
+without reading the source.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+
+def _as_float(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"{name} is NaN; pass a finite number")
+    return value
+
+
+def positive(name: str, value: object, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float after checking ``0 < value (< inf)``."""
+    x = _as_float(name, value)
+    if not x > 0 or (math.isinf(x) and not allow_inf):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return x
+
+
+def nonnegative(name: str, value: object) -> float:
+    """Return ``value`` as a float after checking ``0 <= value < inf``."""
+    x = _as_float(name, value)
+    if not 0 <= x < math.inf:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return x
+
+
+def in_interval(name: str, value: object, low: float, high: float, *,
+                low_open: bool, high_open: bool, hint: str = "") -> float:
+    """Return ``value`` as a float after checking it lies in the given interval."""
+    x = _as_float(name, value)
+    ok_low = x > low if low_open else x >= low
+    ok_high = x < high if high_open else x <= high
+    if not (ok_low and ok_high):
+        lb = "(" if low_open else "["
+        rb = ")" if high_open else "]"
+        msg = f"{name} must lie in {lb}{low}, {high}{rb}, got {value!r}"
+        raise ValueError(msg + (f"; {hint}" if hint else ""))
+    return x
+
+
+def positive_int(name: str, value: object) -> int:
+    """Return ``value`` as an int after checking it is an integer >= 1."""
+    if isinstance(value, bool) or not isinstance(value, (int,)) and not (
+        hasattr(value, "__index__")
+    ):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    n = int(value.__index__())  # type: ignore[union-attr]
+    if n < 1:
+        raise ValueError(f"{name} must be a positive integer (>= 1), got {value!r}")
+    return n

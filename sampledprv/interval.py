@@ -1,0 +1,77 @@
+"""The certified interval returned by every accountant."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+
+DETERMINISTIC = "deterministic"
+PROBABILISTIC = "probabilistic"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A certified bracket ``lower <= true value <= upper`` with a point estimate.
+
+    Attributes
+    ----------
+    lower, estimate, upper : float
+        The bounds and the best estimate (``lower <= estimate <= upper``).  An upper
+        bound of ``inf`` means that no finite bound could be certified.
+    certification : str
+        ``"deterministic"`` (analytic PRVs: the bracket holds with certainty, up to
+        floating-point round-off that is itself bounded and included) or
+        ``"probabilistic"`` (sampled PRVs: the bracket holds with probability at least
+        ``confidence`` over the sampling).
+    confidence : float
+        1.0 for deterministic intervals, ``1 - alpha`` for sampled ones.
+    method : str
+        How the bracket was built, in words (for example
+        ``"mean-preserving discretization + Hoeffding coupling (GLW Thm 5.5)"``).
+    details : Mapping
+        Diagnostic numbers (mesh, grid size, error budget terms, ...).
+    """
+
+    lower: float
+    estimate: float
+    upper: float
+    certification: str = DETERMINISTIC
+    confidence: float = 1.0
+    method: str = ""
+    details: Mapping[str, object] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("lower", "estimate", "upper"):
+            v = getattr(self, name)
+            if isinstance(v, float) and math.isnan(v):
+                raise ValueError(f"Interval.{name} is NaN; this is a bug, please report it")
+        if not self.lower <= self.upper:
+            raise ValueError(f"Interval lower={self.lower} exceeds upper={self.upper}")
+        if self.certification not in (DETERMINISTIC, PROBABILISTIC):
+            raise ValueError(
+                f"certification must be {DETERMINISTIC!r} or {PROBABILISTIC!r}, "
+                f"got {self.certification!r}")
+        if not 0.0 < self.confidence <= 1.0:
+            raise ValueError(f"confidence must lie in (0, 1], got {self.confidence!r}")
+
+    @property
+    def width(self) -> float:
+        """``upper - lower``."""
+        return self.upper - self.lower
+
+    def __contains__(self, value: float) -> bool:
+        return self.lower <= value <= self.upper
+
+    def describe(self) -> str:
+        """How the interval is certified, in one sentence."""
+        if self.certification == DETERMINISTIC:
+            how = "deterministic"
+        else:
+            how = f"with probability >= {self.confidence:.6g}"
+        return f"certified {how}" + (f" ({self.method})" if self.method else "")
+
+    def __str__(self) -> str:
+        return (f"[{self.lower:.6g}, {self.upper:.6g}] (estimate {self.estimate:.6g}; "
+                f"{self.describe()})")
