@@ -17,5 +17,6 @@ from .mechanisms import (
 __version__ = "0.1.0"
 
 # --- core accountant (issue 2) ---
+from .accountant import Accountant
 # --- sampled accountant (issue 3) ---
 # --- Generalized Gaussian tools (issue 4) ---

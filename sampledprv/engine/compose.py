@@ -109,8 +109,8 @@ def _chernoff_window(components: Sequence[tuple[LatticePMF, int]],
     log_m_neg = np.zeros_like(lam)
     for pmf, c in components:
         t = pmf.trimmed()
-        log_m_pos += c * t.log_mgf(lam)
-        log_m_neg += c * t.log_mgf(-lam)
+        log_m_pos += c * t.log_mgf_bound(lam)
+        log_m_neg += c * t.log_mgf_bound(-lam)
 
     def spill(lower: float, upper: float) -> tuple[float, float]:
         up = float(np.min(np.exp(np.minimum(log_m_pos - lam * upper, 0.0)))) \
@@ -127,9 +127,19 @@ def _chernoff_window(components: Sequence[tuple[LatticePMF, int]],
     return lower, upper, spill
 
 
-def _log_abs_spectrum(spec: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.log(np.abs(spec))
+def _power(phi: np.ndarray, c: int) -> np.ndarray:
+    """``phi ** c`` for an integer ``c >= 1`` by binary exponentiation (in place)."""
+    if c == 1:
+        return phi
+    result = None
+    base = phi
+    while c:
+        if c & 1:
+            result = base.copy() if result is None else np.multiply(result, base, out=result)
+        c >>= 1
+        if c:
+            base = base * base if base is phi else np.multiply(base, base, out=base)
+    return result
 
 
 def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
@@ -169,34 +179,23 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
         raise GridTooLargeError(n_fft, max_size)
     spill_up, spill_down = spill(n_lo * h - 0.5 * h, n_hi * h + 0.5 * h)
 
-    log_abs_total = np.zeros(n_fft // 2 + 1)
-    log_abs_min = np.full(n_fft // 2 + 1, np.inf)
     spectrum = None
     origin = 0
     for pmf, c in components:
-        phi = scipy.fft.rfft(pmf.probs, n=n_fft)
-        la = _log_abs_spectrum(phi)
-        log_abs_total += c * la
-        log_abs_min = np.minimum(log_abs_min, la)
-        if c > 1:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                phi = np.exp(c * np.log(phi))
-            phi[~np.isfinite(phi)] = 0.0
+        phi = _power(scipy.fft.rfft(pmf.probs, n=n_fft), c)
         spectrum = phi if spectrum is None else spectrum * phi
         origin += c * pmf.offset
+    # Round-off: the relative error of a spectrum entry grows like (total count) * eps
+    # through the powers; the inverse FFT spreads it over the grid.  We estimate the
+    # total absolute pmf error from the composed spectrum's magnitude, and never below
+    # the negative mass the inverse FFT produced.
+    k_total = sum(c for _, c in components)
+    spectral_l1 = float(2.0 * np.abs(spectrum).sum())
     res = scipy.fft.irfft(spectrum, n=n_fft)
     del spectrum
-
-    # Round-off: relative error of a spectrum entry grows like (total count) * eps
-    # through the powers; the inverse FFT maps the spectrum error to at most
-    # sum_m |error_m| in total absolute pmf error.  We use the magnitude of the
-    # composed spectrum divided by its smallest factor as the error scale.
-    k_total = sum(c for _, c in components)
-    with np.errstate(invalid="ignore", over="ignore"):
-        scale = np.exp(np.where(np.isfinite(log_abs_min), log_abs_total - log_abs_min, -np.inf))
-    spectral_l1 = float(2.0 * scale.sum())
     negative = float(-res[res < 0].sum())
-    numeric_error = max(negative, (k_total + 2) * _EPS * np.log2(n_fft) * spectral_l1 / np.sqrt(n_fft))
+    numeric_error = max(2.0 * negative,
+                        (k_total + 2) * _EPS * np.log2(n_fft) * spectral_l1 / np.sqrt(n_fft))
 
     idx = (np.arange(n_lo, n_hi + 1) - origin) % n_fft
     probs = np.clip(res[idx], 0.0, None)
