@@ -1,0 +1,183 @@
+r"""Pure-numpy loss histograms: the slow path.
+
+Used for mechanisms the compiled kernels (:mod:`sampledprv.sampled.kernels`) do not
+handle -- in particular user callables that are not Numba-jitted -- and as a
+reference implementation in tests.  Same signature and same :class:`LossHistogram`
+as the kernels; reproducible for a given ``seed`` and ``chunk_size`` (not bit-identical
+to the compiled kernels).
+
+Privacy losses of the analytic specs (``shared/DESIGN.md`` section 2):
+
+* Gaussian: :math:`Y \sim N(\mu^2/2, \mu^2)`, :math:`\mu` = sensitivity/sigma;
+* Laplace / GG: :math:`Y = (|x - D|^\beta - |x|^\beta)/s^\beta`, :math:`x \sim GG(\beta, s)`;
+* randomized response / pure DP: :math:`\pm\varepsilon` w.p. ``p``, ``1-p``;
+  approximate DP: ``+inf`` w.p. ``delta``, else randomized response;
+* Poisson subsampling at rate ``q`` (pair :math:`((1-q)Q_0 + qP_0, Q_0)`):
+  remove :math:`Y = \log(1 - q + q e^{\ell_0(w)})`, ``w`` from the mixture;
+  add :math:`-\log(1 - q + q e^{\ell_0(w)})`, :math:`w \sim Q_0`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from .. import mechanisms as M
+
+__all__ = ["LossHistogram", "loss_histogram", "numpy_loss_sampler", "histogram_of_samples"]
+
+try:  # share the class with the compiled kernels when they are installed
+    from .kernels import LossHistogram  # type: ignore[attr-defined]
+except Exception:  # noqa: BLE001
+    @dataclass(frozen=True)
+    class LossHistogram:  # type: ignore[no-redef]
+        """Counts of privacy-loss samples: bin ``j`` holds ``lo + j h <= y < lo + (j+1) h``."""
+
+        counts: np.ndarray
+        below: int
+        above: int
+        pos_inf: int
+        neg_inf: int
+        n: int
+        lo: float
+        h: float
+
+        def __add__(self, other: "LossHistogram") -> "LossHistogram":
+            if (self.lo, self.h, self.counts.size) != (other.lo, other.h, other.counts.size):
+                raise ValueError("histograms on different windows cannot be merged")
+            return LossHistogram(self.counts + other.counts, self.below + other.below,
+                                 self.above + other.above, self.pos_inf + other.pos_inf,
+                                 self.neg_inf + other.neg_inf, self.n + other.n,
+                                 self.lo, self.h)
+
+Sampler = Callable[[np.random.Generator, int], np.ndarray]
+
+
+def _gg_draw(rng: np.random.Generator, size: int, beta: float, scale: float) -> np.ndarray:
+    g = rng.gamma(1.0 / beta, 1.0, size)
+    return scale * g ** (1.0 / beta) * np.where(rng.random(size) < 0.5, -1.0, 1.0)
+
+
+def _base_losses(mech: M.Mechanism) -> tuple[Sampler, Sampler]:
+    """Samplers of :math:`\\ell_0 = \\log p_0/q_0` under P0 and under Q0."""
+    if isinstance(mech, M.Gaussian):
+        mu = mech.mu
+        return (lambda r, n: mu * mu / 2 + mu * r.standard_normal(n),
+                lambda r, n: -mu * mu / 2 + mu * r.standard_normal(n))
+    if isinstance(mech, (M.Laplace, M.GeneralizedGaussian, M.GGNMax)):
+        if isinstance(mech, M.Laplace):
+            beta, s, d = 1.0, mech.scale, mech.sensitivity
+        elif isinstance(mech, M.GGNMax):
+            beta, s, d = mech.beta, mech.scale, 1.0
+        else:
+            beta, s, d = mech.beta, mech.scale, mech.sensitivity
+
+        def lp(r: np.random.Generator, n: int) -> np.ndarray:   # x ~ P0 = GG centred at 0
+            x = _gg_draw(r, n, beta, s)
+            return (np.abs(x - d) ** beta - np.abs(x) ** beta) / s ** beta
+
+        def lq(r: np.random.Generator, n: int) -> np.ndarray:   # x ~ Q0 = GG centred at d
+            x = _gg_draw(r, n, beta, s) + d
+            return (np.abs(x - d) ** beta - np.abs(x) ** beta) / s ** beta
+        return lp, lq
+    if isinstance(mech, (M.RandomizedResponse, M.PureDP, M.ApproxDP)):
+        if isinstance(mech, M.RandomizedResponse):
+            p, eps, dlt = mech.p, mech.epsilon, 0.0
+        else:
+            eps = mech.epsilon
+            p, dlt = 1.0 / (1.0 + math.exp(-eps)), getattr(mech, "delta", 0.0)
+
+        def rr(sign: float) -> Sampler:
+            def f(r: np.random.Generator, n: int) -> np.ndarray:
+                u = r.random(n)
+                if math.isinf(eps):
+                    out = np.where(u < p, sign * np.inf, -sign * np.inf)
+                else:
+                    out = np.where(u < p, sign * eps, -sign * eps)
+                if dlt > 0:
+                    out = np.where(r.random(n) < dlt, sign * np.inf, out)
+                return out
+            return f
+        return rr(1.0), rr(-1.0)
+    raise TypeError(f"no numpy sampler for mechanism {mech!r}")
+
+
+def numpy_loss_sampler(mechanism: object, direction: str) -> Sampler:
+    """``f(rng, size)`` drawing privacy losses of ``mechanism`` in ``direction``."""
+    if direction not in ("remove", "add"):
+        raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
+    if hasattr(mechanism, "_numpy_loss_sampler"):
+        return mechanism._numpy_loss_sampler(direction)
+    if isinstance(mechanism, M.PoissonSubsampled):
+        q = mechanism.q
+        under_p0, under_q0 = _base_losses(mechanism.mechanism)
+        log1mq, logq = (math.log1p(-q) if q < 1 else -np.inf), math.log(q)
+
+        def g(l0: np.ndarray) -> np.ndarray:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.logaddexp(log1mq, logq + l0)
+
+        if direction == "remove":
+            def f(r: np.random.Generator, n: int) -> np.ndarray:
+                pick = r.random(n) < q
+                l0 = under_q0(r, n)
+                k = int(pick.sum())
+                if k:
+                    l0[pick] = under_p0(r, k)
+                return g(l0)
+            return f
+        return lambda r, n: -g(under_q0(r, n))
+    under_p0, under_q0 = _base_losses(mechanism)  # type: ignore[arg-type]
+    return under_p0 if direction == "remove" else (lambda r, n: -under_q0(r, n))
+
+
+def histogram_of_samples(y: np.ndarray, lo: float, h: float, bins: int) -> LossHistogram:
+    """Bin the samples ``y`` (``+-inf`` counted separately, never dropped)."""
+    y = np.asarray(y, dtype=np.float64)
+    if np.isnan(y).any():
+        raise ValueError("privacy-loss samples contain NaN")
+    pos, neg = int(np.sum(y == np.inf)), int(np.sum(y == -np.inf))
+    fin = y[np.isfinite(y)]
+    idx = np.floor((fin - lo) / h)
+    below = int(np.sum(idx < 0))
+    above = int(np.sum(idx >= bins))
+    inside = idx[(idx >= 0) & (idx < bins)].astype(np.int64)
+    counts = np.bincount(inside, minlength=bins).astype(np.int64)
+    return LossHistogram(counts, below, above, pos, neg, int(y.size), float(lo), float(h))
+
+
+def loss_histogram(mechanism: object, *, direction: str, n: int, lo: float, h: float,
+                   bins: int, seed: Optional[object] = None, chunk_size: int = 1 << 20,
+                   n_threads: Optional[int] = None, progress: Optional[bool] = None
+                   ) -> LossHistogram:
+    """Histogram of ``n`` privacy-loss samples on ``bins`` bins of width ``h`` from ``lo``.
+
+    Same contract as :func:`sampledprv.sampled.kernels.loss_histogram`; runs in numpy,
+    chunk by chunk (memory flat in ``n``).  ``n_threads`` is ignored.
+    """
+    draw = numpy_loss_sampler(mechanism, direction)
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    rng = np.random.default_rng(ss)
+    total = None
+    done = 0
+    bar = None
+    if progress or (progress is None and n > 20 * chunk_size):
+        try:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=n, unit="samples", unit_scale=True, desc=f"sampling ({direction})")
+        except ImportError:  # pragma: no cover
+            bar = None
+    while done < n:
+        m = min(chunk_size, n - done)
+        hist = histogram_of_samples(draw(rng, m), lo, h, bins)
+        total = hist if total is None else total + hist
+        done += m
+        if bar is not None:
+            bar.update(m)
+    if bar is not None:
+        bar.close()
+    assert total is not None
+    return total

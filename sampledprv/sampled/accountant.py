@@ -1,0 +1,399 @@
+r"""The sampled accountant: certified privacy curves from samples of the privacy loss.
+
+``SampledAccountant`` has the contract of :class:`sampledprv.Accountant`: ``compose``
+records mechanisms (chainable, callable again later), ``epsilon(delta=...)`` and
+``delta(epsilon=...)`` return an :class:`~sampledprv.Interval` that holds with
+probability at least ``1 - alpha`` over the sampling (``certification="probabilistic"``).
+
+For each composed mechanism and direction the accountant draws ``n_samples`` privacy
+losses (fused Numba kernel when available, numpy otherwise), on a window chosen from
+the analytic tail when the law is known and from an independent pilot sample
+otherwise.  Histograms are cached per mechanism and reused by later queries.  The
+heterogeneous composition composes all "remove" PRVs together and all "add" PRVs
+together (a symmetric mechanism contributes its one PRV to both);
+:math:`\delta = \max` over the two directions.  ``alpha`` is split evenly over the
+distinct histograms a query uses, and within each histogram over its tests
+(:mod:`sampledprv.sampled.certify`), so every returned interval is certified on its own.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Optional
+
+import numpy as np
+
+from .. import _validation as v
+from ..engine.compose import GridTooLargeError
+from ..interval import PROBABILISTIC, Interval
+from . import _numpy_histogram as _np_hist
+from .certify import (circular_compose, compose_bounds, cp_upper, envelope, seed_default_params,
+                      seed_pmf, seed_tau_eta, tests_per_histogram)
+from .empirical import EmpiricalPRV, LossHistogram, coarsen
+from .planner import min_samples
+
+__all__ = ["SampledAccountant", "sample_histogram", "choose_window"]
+
+_PILOT = 1 << 16
+
+
+def sample_histogram(mechanism: object, direction: str, *, n: int, lo: float, h: float,
+                     bins: int, seed: object, progress: Optional[bool] = None) -> LossHistogram:
+    """Histogram of ``n`` losses: the compiled kernel if it handles ``mechanism``, else numpy."""
+    try:
+        from . import kernels  # type: ignore[attr-defined]
+        fn = kernels.loss_histogram
+    except Exception:  # noqa: BLE001 - kernels not installed / not built
+        fn = None
+    if fn is not None and not hasattr(mechanism, "_numpy_loss_sampler"):
+        try:
+            return fn(mechanism, direction=direction, n=n, lo=lo, h=h, bins=bins, seed=seed,
+                      progress=progress)
+        except (TypeError, NotImplementedError):
+            pass
+    return _np_hist.loss_histogram(mechanism, direction=direction, n=n, lo=lo, h=h, bins=bins,
+                                   seed=seed, progress=progress)
+
+
+def choose_window(mechanism: object, direction: str, n: int, bins: int,
+                  rng: np.random.Generator) -> tuple[float, float, int]:
+    r"""``(lo, h, bins)`` covering the draws of an ``n``-sample run.
+
+    The upper/lower ends are where about ``0.01/n`` of the mass lies beyond: from the
+    analytic law when :mod:`sampledprv.prv` knows the mechanism, else extrapolated from
+    a pilot sample of :math:`2^{16}` draws by an exponential tail through the pilot's
+    0.01 and ``10/pilot`` quantiles (conservative for tails lighter than exponential).
+    ``h`` is a power of two and ``lo`` a multiple of ``h``.
+    """
+    tail = 0.01 / n
+    lo = hi = None
+    try:
+        from ..prv import privacy_loss
+        law = privacy_loss(mechanism, direction)
+        lo, hi = float(law.lower_point(tail)), float(law.upper_point(tail))
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            lo = hi = None
+    except Exception:  # noqa: BLE001 - not an analytic spec
+        lo = hi = None
+    if lo is None:
+        y = _np_hist.numpy_loss_sampler(mechanism, direction)(rng, _PILOT)
+        y = np.sort(y[np.isfinite(y)])
+        if y.size == 0:
+            lo, hi = -1.0, 1.0
+        else:
+            p1, p2 = 0.01, 10.0 / y.size
+            qs = np.quantile(y, [p2, p1, 1 - p1, 1 - p2])
+            fold = math.log(p1 / p2)
+            reach = math.log(p2 / tail) / fold
+            lo = min(y[0], qs[0] - (qs[1] - qs[0]) * reach)
+            hi = max(y[-1], qs[3] + (qs[3] - qs[2]) * reach)
+    span = max(hi - lo, 1e-6 * max(abs(lo), abs(hi), 1.0), 1e-9)
+    lo, hi = lo - 0.02 * span, hi + 0.02 * span
+    h = 2.0 ** math.ceil(math.log2((hi - lo) / (bins - 2)))
+    lo = math.floor(lo / h) * h
+    nb = int(math.ceil((hi - lo) / h)) + 1
+    return lo, h, nb
+
+
+def _key(mech: object) -> object:
+    try:
+        hash(mech)
+        return mech
+    except TypeError:
+        return ("id", id(mech))
+
+
+class SampledAccountant:
+    r"""Privacy accounting from samples of the privacy loss, certified w.p. ``1 - alpha``.
+
+    Parameters
+    ----------
+    n_samples : int
+        Privacy-loss draws per mechanism and direction.  A finite bound on
+        :math:`\varepsilon(\delta)` for ``k`` compositions needs roughly
+        ``n > k ln((bins+1)/alpha) / delta`` (:func:`~sampledprv.sampled.planner.min_samples`);
+        the accountant warns before sampling when ``n`` is below it.
+    alpha : float
+        Failure probability of the certificate (``confidence = 1 - alpha``).
+    seed : int
+        Seed of the root :class:`numpy.random.SeedSequence`; every mechanism gets a child
+        in order of first use.
+    certify : {"envelope", "seed"}
+        ``"envelope"`` (default): stochastic-dominance envelopes (DESIGN.md 3.3).
+        ``"seed"``: the GG paper's SampledComposePRV with Theorem 6's ``tau``/``eta``.
+    bins : int
+        Histogram bins per mechanism and direction (envelope method).
+    progress : bool or None
+        Progress bars for long sampling runs (None: automatic).
+    seed_params : dict, optional
+        ``L, h, s, t`` for ``certify="seed"`` (defaults: :func:`seed_default_params`).
+    max_grid : int
+        Largest FFT length; the mesh is doubled until the composition fits.
+    """
+
+    def __init__(self, n_samples: int, alpha: float = 1e-9, seed: int = 0,
+                 certify: str = "envelope", bins: int = 2**15, progress: Optional[bool] = None,
+                 seed_params: Optional[dict] = None, max_grid: int = 2**23) -> None:
+        self.n_samples = v.positive_int("n_samples", n_samples)
+        self.alpha = v.in_interval("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
+        if certify not in ("envelope", "seed"):
+            raise ValueError(f"certify must be 'envelope' or 'seed', got {certify!r}")
+        self.certify = certify
+        self.bins = v.positive_int("bins", bins)
+        if self.bins < 16:
+            raise ValueError(f"bins must be at least 16, got {bins}")
+        self.progress = progress
+        self.seed_params = dict(seed_params or {})
+        self.max_grid = int(max_grid)
+        self._root = np.random.SeedSequence(seed)
+        self._entries: dict[object, list] = {}      # key -> [mechanism, count]
+        self._seeds: dict[object, list] = {}        # key -> child seed sequences
+        self._hists: dict[tuple, LossHistogram] = {}
+
+    # ---- composition --------------------------------------------------------------------
+    def compose(self, mechanism: object, count: int = 1) -> "SampledAccountant":
+        """Record ``count`` runs of ``mechanism`` (a spec, :class:`LogDensityPair`,
+        :class:`PrivacyLossSampler` or :class:`EmpiricalPRV`); returns ``self``."""
+        count = v.positive_int("count", count)
+        if hasattr(mechanism, "check"):
+            mechanism.check()  # type: ignore[union-attr]
+        elif not isinstance(mechanism, EmpiricalPRV):
+            _np_hist.numpy_loss_sampler(mechanism, "remove")  # raises TypeError if unknown
+        k = _key(mechanism)
+        if k in self._entries:
+            self._entries[k][1] += count
+        else:
+            self._entries[k] = [mechanism, count]
+        return self
+
+    @property
+    def composition(self) -> tuple[tuple[object, int], ...]:
+        return tuple((m, c) for m, c in self._entries.values())
+
+    def _children(self, key: object) -> list:
+        if key not in self._seeds:
+            self._seeds[key] = self._root.spawn(1)[0].spawn(8)
+        return self._seeds[key]
+
+    def _symmetric(self, mech: object) -> bool:
+        if isinstance(mech, EmpiricalPRV):
+            return mech.symmetric
+        return bool(getattr(mech, "symmetric", False))
+
+    def _directions(self) -> tuple[str, ...]:
+        return ("remove",) if all(self._symmetric(m) for m, _ in self.composition) \
+            else ("remove", "add")
+
+    def _hist_key(self, key: object, mech: object, d: str) -> tuple:
+        return (key, "remove" if self._symmetric(mech) else d)
+
+    def _envelope_hist(self, key: object, mech: object, d: str) -> LossHistogram:
+        if isinstance(mech, EmpiricalPRV):
+            return mech.histogram(d)
+        hk = self._hist_key(key, mech, d)
+        if hk not in self._hists:
+            dd = hk[1]
+            ch = self._children(key)
+            j = 0 if dd == "remove" else 2
+            lo, h, nb = choose_window(mech, dd, self.n_samples, self.bins,
+                                      np.random.default_rng(ch[j]))
+            self._hists[hk] = sample_histogram(mech, dd, n=self.n_samples, lo=lo, h=h,
+                                               bins=nb, seed=ch[j + 1], progress=self.progress)
+            hist = self._hists[hk]
+            if hist.above > 0.001 * hist.n or hist.below > 0.01 * hist.n:
+                warnings.warn(f"{hist.above} draws fell above and {hist.below} below the "
+                              f"sampling window of {mech!r} ({dd}); the bounds stay valid "
+                              "but are loose. Pass an EmpiricalPRV sampled on a wider window",
+                              RuntimeWarning, stacklevel=4)
+        return self._hists[hk]
+
+    def _check_n(self, delta: float, n_hist: int) -> None:
+        k = sum(c for _, c in self.composition)
+        need = min_samples(k, delta, alpha=self.alpha, bins=self.bins, histograms=n_hist)
+        if self.n_samples < need:
+            warnings.warn(
+                f"n_samples={self.n_samples:,} cannot give a finite upper bound on epsilon at "
+                f"delta={delta:g} for {k} compositions (alpha={self.alpha:g}): the unseen tail "
+                f"alone exceeds delta below n = {need:,}. Increase n_samples to at least "
+                f"{need:,}, or query a larger delta", RuntimeWarning, stacklevel=3)
+
+    # ---- envelope method --------------------------------------------------------------------
+    def _envelope_bounds(self, delta_hint: Optional[float]) -> tuple[dict, dict]:
+        if not self._entries:
+            raise ValueError("nothing composed yet: call compose(mechanism, count) first")
+        dirs = self._directions()
+        used = {self._hist_key(k, m, d) for d in dirs for k, (m, _) in self._entries.items()}
+        if delta_hint is not None and any(not isinstance(m, EmpiricalPRV)
+                                          for m, _ in self.composition):
+            self._check_n(delta_hint, len(used))
+        hists = {d: [(self._envelope_hist(k, m, d), c) for k, (m, c) in self._entries.items()]
+                 for d in dirs}
+        a_h = self.alpha / len(used)
+        h_q = max(hh.h for d in dirs for hh, _ in hists[d])
+        while True:
+            try:
+                out = {}
+                for d in dirs:
+                    comps = []
+                    for hh, c in hists[d]:
+                        f = int(round(h_q / hh.h))
+                        if abs(f * hh.h - h_q) > 1e-9 * h_q:
+                            raise ValueError("histogram meshes must be power-of-two multiples "
+                                             f"of each other, got {hh.h} and {h_q}")
+                        comps.append((envelope(coarsen(hh, f), a_h), c))
+                    out[d] = compose_bounds(comps, max_size=self.max_grid)
+                break
+            except GridTooLargeError:
+                h_q *= 2.0
+        k = sum(c for _, c in self.composition)
+        det = {"n_samples": self.n_samples, "alpha": self.alpha, "histograms": len(used),
+               "mesh": h_q, "mesh_width": k * h_q, "directions": dirs,
+               "compositions": k}
+        return out, det
+
+    # ---- seed method (GG paper, Algorithms 5-6) -----------------------------------------------
+    def _seed(self, delta_ref: float) -> tuple[dict, dict]:
+        comp = self.composition
+        if any(isinstance(m, EmpiricalPRV) for m, _ in comp):
+            raise ValueError("certify='seed' samples on its own [-L, L] grid and cannot use "
+                             "precomputed EmpiricalPRV histograms; use certify='envelope'")
+        dirs = self._directions()
+        k = sum(c for _, c in comp)
+        keys = list(self._entries)
+        used = sorted({self._hist_key(kk, self._entries[kk][0], d) for d in dirs for kk in keys},
+                      key=repr)
+        # L from the envelope windows (pilot/analytic) and the composed spread
+        L = self.seed_params.get("L")
+        if L is None:
+            L = 0.0
+            for d in dirs:
+                mean = var = 0.0
+                for kk in keys:
+                    mech, c = self._entries[kk]
+                    hh = self._envelope_hist(kk, mech, d)
+                    emp = EmpiricalPRV(hh)
+                    mu, sd = emp.moments("remove")
+                    mean, var = mean + c * mu, var + c * sd * sd
+                    L = max(L, abs(hh.lo), abs(hh.lo + hh.h * len(hh.counts)))
+                L = max(L, abs(mean) + 12.0 * math.sqrt(var) + 1e-3)
+        n_half = self.n_samples // 2
+        p = seed_default_params(k=k, n=n_half, L=float(L), delta=delta_ref)
+        p.update({kk: vv for kk, vv in self.seed_params.items() if kk != "L"})
+        h = float(p["h"])
+        m = int(round(p["L"] / h - 0.5))
+        L_eff = (m + 0.5) * h
+        fine = max(1, min(64, int(2**22 // (2 * m + 1))))
+        a_h = self.alpha / len(used)
+        halves, env = {}, {}
+        for hk in used:
+            kk, d = hk
+            mech = self._entries[kk][0]
+            ch = self._children(kk)
+            j = 4 if d == "remove" else 6
+            sk = (hk, "seed", h, m)
+            if sk not in self._hists:
+                h1 = sample_histogram(mech, d, n=n_half, lo=-L_eff, h=h, bins=2 * m + 1,
+                                      seed=ch[j], progress=self.progress)
+                h2 = sample_histogram(mech, d, n=n_half, lo=-L_eff, h=h / fine,
+                                      bins=(2 * m + 1) * fine, seed=ch[j + 1],
+                                      progress=self.progress)
+                self._hists[sk] = (h1, h2)  # type: ignore[assignment]
+            h1, h2 = self._hists[sk]  # type: ignore[misc]
+            c2 = np.asarray(h2.counts, dtype=np.float64)
+            x2 = -L_eff + (np.arange(c2.size) + 0.5) * (h / fine)
+            mean2 = float(np.dot(c2, x2) / max(c2.sum(), 1.0))
+            out1 = h1.n - int(np.sum(h1.counts))
+            n_in = int(min(np.sum(h1.counts), np.sum(h2.counts)))
+            tail = float(cp_upper(np.array([out1]), h1.n,
+                                  a_h / (tests_per_histogram(2 * m + 1) + 1))[0])
+            halves[hk] = (seed_pmf(h1, mean2, L_eff, h), tail, n_in)
+            env[hk] = envelope(h1, a_h * tests_per_histogram(2 * m + 1)
+                               / (tests_per_histogram(2 * m + 1) + 1))
+        n_eff = min(x[2] for x in halves.values())
+        out = {}
+        for d in dirs:
+            comps = [(self._hist_key(kk, self._entries[kk][0], d), self._entries[kk][1])
+                     for kk in keys]
+            env_b = compose_bounds([(env[hk], c) for hk, c in comps], max_size=self.max_grid)
+            tail_sum = env_b.tail_bound(L_eff - p["t"])
+            tails = [halves[hk][1] for hk, c in comps for _ in range(c)]
+            tau, eta, parts = seed_tau_eta(k=k, n=n_eff, L=L_eff, h=h, s=p["s"], t=p["t"],
+                                           tail_single=tails, tail_sum=tail_sum)
+            tau += h / fine / 2.0   # the second half's mean is computed from bin midpoints
+            y_hat = circular_compose([(halves[hk][0], c) for hk, c in comps], m)
+            out[d] = (y_hat, tau, eta, parts)
+        det = {"n_samples": self.n_samples, "alpha": self.alpha, "n_per_half": n_eff,
+               "L": L_eff, "h": h, "s": p["s"], "t": p["t"], "directions": dirs,
+               "tau": max(o[1] for o in out.values()), "eta": max(o[2] for o in out.values()),
+               "eta_terms": {d: out[d][3] for d in dirs}, "compositions": k}
+        return out, det
+
+    # ---- queries ------------------------------------------------------------------------------
+    def epsilon(self, delta: float) -> Interval:
+        r"""Certified bracket on :math:`\varepsilon(\delta)` (probability ``>= 1 - alpha``)."""
+        from ..engine import eps_of_delta
+
+        delta = v.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+        if self.certify == "seed":
+            res, det = self._seed(delta)
+            lo = est = up = 0.0
+            for y, tau, eta, _ in res.values():
+                vals = y.values
+                e_up = eps_of_delta(vals, y.probs, 0.0, delta - eta) + tau if delta > eta \
+                    else math.inf
+                e_lo = max(eps_of_delta(vals, y.probs, 0.0, min(delta + eta, 1.0)) - tau, 0.0)
+                e_est = eps_of_delta(vals, y.probs, 0.0, delta)
+                lo, up, est = max(lo, e_lo), max(up, e_up), max(est, e_est)
+            return self._interval(lo, est, up, "SampledComposePRV (GG paper Alg. 5-6, Thm 6)", det)
+        bounds, det = self._envelope_bounds(delta)
+        trip = [b.epsilon(delta) for b in bounds.values()]
+        lo, est, up = (max(t[i] for t in trip) for i in range(3))
+        det["per_direction"] = {d: b.epsilon(delta) for d, b in bounds.items()}
+        det.update(next(iter(bounds.values())).details)
+        return self._interval(lo, est, up, "stochastic-dominance envelopes, Clopper-Pearson "
+                              "union bound, exact FFT composition", det)
+
+    def delta(self, epsilon: float) -> Interval:
+        r"""Certified bracket on :math:`\delta(\varepsilon)` (probability ``>= 1 - alpha``)."""
+        from ..engine import delta_of_eps
+
+        epsilon = v.nonnegative("epsilon", epsilon)
+        if self.certify == "seed":
+            res, det = self._seed(float(self.seed_params.get("delta_ref", 1e-6)))
+            lo = est = up = 0.0
+            for y, tau, eta, _ in res.values():
+                vals = y.values
+                lo = max(lo, delta_of_eps(vals, y.probs, 0.0, epsilon + tau) - eta)
+                up = max(up, delta_of_eps(vals, y.probs, 0.0, max(epsilon - tau, 0.0)) + eta)
+                est = max(est, delta_of_eps(vals, y.probs, 0.0, epsilon))
+            return self._interval(max(lo, 0.0), est, min(up, 1.0),
+                                  "SampledComposePRV (GG paper Alg. 5-6, Thm 6)", det)
+        bounds, det = self._envelope_bounds(None)
+        trip = [b.delta(epsilon) for b in bounds.values()]
+        lo, est, up = (max(t[i] for t in trip) for i in range(3))
+        det.update(next(iter(bounds.values())).details)
+        return self._interval(lo, est, up, "stochastic-dominance envelopes, Clopper-Pearson "
+                              "union bound, exact FFT composition", det)
+
+    def _interval(self, lo: float, est: float, up: float, method: str, det: dict) -> Interval:
+        lo = min(lo, up)
+        return Interval(float(lo), float(min(max(est, lo), up)), float(up),
+                        certification=PROBABILISTIC, confidence=1.0 - self.alpha,
+                        method=method, details=det)
+
+    def empirical(self, mechanism: object) -> EmpiricalPRV:
+        """The cached envelope histograms of a composed ``mechanism`` (sampling if needed)."""
+        k = _key(mechanism)
+        if k not in self._entries:
+            raise ValueError(f"{mechanism!r} has not been composed")
+        if isinstance(mechanism, EmpiricalPRV):
+            return mechanism
+        rem = self._envelope_hist(k, mechanism, "remove")
+        add = None if self._symmetric(mechanism) else self._envelope_hist(k, mechanism, "add")
+        return EmpiricalPRV(rem, add, name=repr(mechanism))
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{m!r} x{c}" for m, c in self.composition)
+        return (f"SampledAccountant(n_samples={self.n_samples:,}, alpha={self.alpha:g}, "
+                f"certify={self.certify!r}; {parts or 'nothing composed'})")

@@ -1,0 +1,293 @@
+r"""User-supplied mechanisms for the sampled accountant.
+
+Two ways to describe a mechanism that has no closed-form privacy loss:
+
+* :class:`LogDensityPair` -- ``log p(w)`` and ``log q(w)`` of the outputs on two
+  neighbouring datasets, optionally with samplers of ``P`` and ``Q``.  The privacy
+  loss is :math:`L(w) = \log p(w) - \log q(w)`; the "remove" PRV is :math:`L(w)`,
+  :math:`w \sim P`, the "add" PRV is :math:`-L(w)`, :math:`w \sim Q`.
+* :class:`PrivacyLossSampler` -- callables that return privacy-loss samples directly.
+
+Both are frozen dataclasses, accepted by :meth:`SampledAccountant.compose` and by
+:func:`sampledprv.validate`.  Their :meth:`check` method runs cheap sanity checks on a
+few thousand draws (shapes, NaN, normalization) and raises errors that name the fix;
+the accountant calls it before sampling.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+__all__ = ["LogDensityPair", "PrivacyLossSampler", "LossSamplerFn"]
+
+#: ``f(rng, size) -> array`` of shape ``(size,)`` (or ``(size, d)`` for outputs).
+LossSamplerFn = Callable[[np.random.Generator, int], np.ndarray]
+
+_CHECK_N = 4096
+
+
+def _finite_or_raise(values: np.ndarray, w: np.ndarray, what: str) -> None:
+    bad = np.flatnonzero(np.isnan(values))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"{what} returned NaN at w = {np.asarray(w)[i]!r} ({bad.size} of {values.size} "
+            "draws); make it return a number (-inf where the density is zero) for every "
+            "output its sampler can produce")
+
+
+def _call_sampler(fn: LossSamplerFn, rng: np.random.Generator, size: int, name: str,
+                  dim: Optional[int] = None) -> np.ndarray:
+    out = np.asarray(fn(rng, size), dtype=np.float64)
+    if out.ndim == 0 or out.shape[0] != size or out.ndim > 2:
+        raise ValueError(
+            f"{name}(rng, size={size}) returned an array of shape {out.shape}; it must "
+            f"return shape ({size},) for scalar outputs or ({size}, d) for vector outputs")
+    if dim is not None and out.ndim == 2 and out.shape[1] != dim:
+        raise ValueError(f"{name} returned outputs of dimension {out.shape[1]} but the "
+                         f"other sampler returns dimension {dim}; both must agree")
+    if np.isnan(out).any():
+        i = int(np.flatnonzero(np.isnan(out).reshape(size, -1).any(axis=1))[0])
+        raise ValueError(f"{name} returned NaN (first at draw {i}: {out[i]!r}); fix the "
+                         "sampler so that it only returns outputs of the mechanism")
+    return out
+
+
+def _call_logdensity(fn: Callable[[np.ndarray], np.ndarray], w: np.ndarray,
+                     name: str) -> np.ndarray:
+    out = np.asarray(fn(w), dtype=np.float64)
+    if out.shape != (w.shape[0],):
+        raise ValueError(
+            f"{name}(w) with w of shape {w.shape} returned shape {out.shape}; it must be "
+            f"vectorized and return one log-density per output, shape ({w.shape[0]},)")
+    _finite_or_raise(out, w, name)
+    if np.any(out == np.inf):
+        i = int(np.flatnonzero(out == np.inf)[0])
+        raise ValueError(f"{name} returned +inf at w = {w[i]!r}; a log-density must be "
+                         "finite or -inf")
+    return out
+
+
+@dataclass(frozen=True)
+class LogDensityPair:
+    r"""A mechanism given by the log-densities of its outputs on neighbouring inputs.
+
+    Parameters
+    ----------
+    logp, logq : callable
+        Vectorized ``log p(w)``, ``log q(w)`` on an array of outputs, shape ``(n,)`` or
+        ``(n, d)``, returning shape ``(n,)``; ``-inf`` where the density vanishes.  Only
+        the difference matters, so a constant common to both may be dropped; a
+        *different* constant shifts every loss and is detected by :meth:`check`.
+    sample_p, sample_q : callable, optional
+        ``sample(rng, size)`` with ``rng`` a :class:`numpy.random.Generator`, returning
+        ``size`` outputs.  Numba-jitted samplers are run inside the compiled kernels
+        when the kernels support them.  Without samplers, 1-D log-concave densities
+        are sampled by adaptive rejection sampling (``sampledprv.sampled.samplers``).
+    symmetric : bool
+        Declare that :math:`\log q/p` under ``Q`` has the same law as
+        :math:`\log p/q` under ``P`` (then one direction is sampled).  Default False:
+        both directions are sampled.
+    name : str
+        Label used in reports.
+
+    Notes
+    -----
+    The remove PRV is :math:`Y = \log p(w) - \log q(w)` with :math:`w \sim P`, the add PRV
+    is :math:`\log q(w) - \log p(w)` with :math:`w \sim Q`;
+    :math:`\delta(\varepsilon) = \max` over the two of :math:`E[(1 - e^{\varepsilon - Y})_+]`.
+    """
+
+    logp: Callable[[np.ndarray], np.ndarray]
+    logq: Callable[[np.ndarray], np.ndarray]
+    sample_p: Optional[LossSamplerFn] = None
+    sample_q: Optional[LossSamplerFn] = None
+    symmetric: bool = False
+    name: str = "LogDensityPair"
+
+    def __post_init__(self) -> None:
+        for f in ("logp", "logq"):
+            if not callable(getattr(self, f)):
+                raise ValueError(f"{f} must be a callable log-density, got {getattr(self, f)!r}")
+        for f in ("sample_p", "sample_q"):
+            s = getattr(self, f)
+            if s is not None and not callable(s):
+                raise ValueError(f"{f} must be a callable sample(rng, size) or None, got {s!r}")
+
+    # -- sampling -------------------------------------------------------------------
+    def _sampler(self, which: str) -> LossSamplerFn:
+        fn = self.sample_p if which == "p" else self.sample_q
+        if fn is not None:
+            return fn
+        logf = self.logp if which == "p" else self.logq
+        try:
+            from .samplers import adaptive_rejection_sampler  # type: ignore[attr-defined]
+        except ImportError as exc:  # pragma: no cover - depends on the samplers module
+            raise ValueError(
+                f"sample_{which} is not given and adaptive rejection sampling is not "
+                f"available ({exc}); pass sample_{which}=lambda rng, size: ...") from exc
+        return adaptive_rejection_sampler(logf)
+
+    def _numpy_loss_sampler(self, direction: str) -> LossSamplerFn:
+        """``f(rng, size) -> losses`` for ``direction`` in {"remove", "add"} (numpy path)."""
+        which = "p" if direction == "remove" else "q"
+        draw = self._sampler(which)
+        sign = 1.0 if direction == "remove" else -1.0
+        name = f"sample_{which}"
+
+        def f(rng: np.random.Generator, size: int) -> np.ndarray:
+            w = _call_sampler(draw, rng, size, name)
+            lp = np.asarray(self.logp(w), dtype=np.float64)
+            lq = np.asarray(self.logq(w), dtype=np.float64)
+            if lp.shape != (size,) or lq.shape != (size,):
+                raise ValueError(f"logp/logq must return shape ({size},), got {lp.shape} "
+                                 f"and {lq.shape}")
+            with np.errstate(invalid="ignore"):
+                loss = sign * (lp - lq)
+            if np.isnan(loss).any():
+                i = int(np.flatnonzero(np.isnan(loss))[0])
+                raise ValueError(
+                    f"privacy loss is NaN at w = {w[i]!r} (logp = {lp[i]}, logq = {lq[i]}); "
+                    f"the {name} sampler produced an output where logp/logq are NaN or both "
+                    "-inf: fix the log-densities (use log-space formulas) or the sampler")
+            return loss
+        return f
+
+    # -- checks ---------------------------------------------------------------------
+    def check(self, rng: Optional[np.random.Generator] = None, n: int = _CHECK_N) -> dict:
+        r"""Sanity-check the pair on ``n`` draws; raise :class:`ValueError` naming the fix.
+
+        Checks sampler output shapes and NaN, log-density shapes and NaN, and the
+        relative normalization: :math:`E_P[q/p] = Q(\mathrm{supp}\,P) \le 1` and
+        :math:`E_Q[p/q] \le 1`.  A Monte Carlo mean significantly above 1 means that
+        ``logp`` and ``logq`` are normalized with different constants, which shifts every
+        privacy loss.  In 1-D, the integral of ``exp(logp)`` (and ``exp(logq)``) is
+        also checked by quadrature (a warning if it is not 1).
+        Returns the diagnostic numbers.
+        """
+        rng = np.random.default_rng(12345) if rng is None else rng
+        report: dict = {}
+        dim = None
+        for which, own, other in (("p", self.logp, self.logq), ("q", self.logq, self.logp)):
+            fn = self.sample_p if which == "p" else self.sample_q
+            if fn is None:
+                continue
+            w = _call_sampler(fn, rng, n, f"sample_{which}", dim)
+            dim = w.shape[1] if w.ndim == 2 else None
+            lo = _call_logdensity(own, w, f"log{which}")
+            lt = _call_logdensity(other, w, "logq" if which == "p" else "logp")
+            if np.any(lo == -np.inf):
+                i = int(np.flatnonzero(lo == -np.inf)[0])
+                raise ValueError(
+                    f"sample_{which} produced w = {w[i]!r} where log{which}(w) = -inf: the "
+                    f"sampler and log{which} disagree (the sampler must draw from "
+                    f"exp(log{which}))")
+            ratio = np.exp(np.minimum(lt - lo, 700.0))
+            mean, se = float(ratio.mean()), float(ratio.std() / math.sqrt(n))
+            report[f"E_{which}[ratio]"] = (mean, se)
+            if mean > 1.0 + max(6.0 * se, 0.02):
+                other_name = "logq" if which == "p" else "logp"
+                raise ValueError(
+                    f"logp and logq do not look normalized consistently: the Monte Carlo "
+                    f"estimate of E_{which.upper()}[exp({other_name} - log{which})] is "
+                    f"{mean:.4g} +- {se:.2g}, but for normalized densities it is at most 1. "
+                    f"Add the missing log-normalizing constant (here about "
+                    f"{math.log(mean):+.4g} in {other_name} relative to log{which})")
+        if dim is None:
+            report.update(self._quadrature_check())
+        return report
+
+    def _quadrature_check(self) -> dict:
+        from scipy import integrate
+
+        out = {}
+        for name, f in (("logp", self.logp), ("logq", self.logq)):
+            def dens(x: float) -> float:
+                v = np.asarray(f(np.array([x], dtype=np.float64)), dtype=np.float64)
+                return float(np.exp(v.reshape(-1)[0])) if v.size else 0.0
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    total, _ = integrate.quad(dens, -np.inf, np.inf, limit=200)
+            except Exception:  # noqa: BLE001 - density not evaluable pointwise in 1-D
+                continue
+            if not math.isfinite(total):
+                continue
+            out[f"integral exp({name})"] = total
+            if abs(total - 1.0) > 1e-3 and total > 0:
+                warnings.warn(
+                    f"the integral of exp({name}) over the real line is {total:.6g}, not 1; "
+                    f"if the outputs are 1-D, subtract log({total:.6g}) = {math.log(total):.4g} "
+                    f"from {name} (only a constant common to logp and logq is harmless)",
+                    RuntimeWarning, stacklevel=3)
+        return out
+
+
+@dataclass(frozen=True)
+class PrivacyLossSampler:
+    r"""A mechanism given by samplers of its privacy loss.
+
+    Parameters
+    ----------
+    sample_remove : callable
+        ``sample_remove(rng, size)`` returns ``size`` draws of :math:`\log p(w)/q(w)`,
+        :math:`w \sim P` (``+inf`` allowed where ``q = 0``).
+    sample_add : callable, optional
+        Draws of :math:`\log q(w)/p(w)`, :math:`w \sim Q`.  ``None`` declares the
+        mechanism symmetric (both directions have the law of ``sample_remove``).
+    name : str
+        Label used in reports.
+    """
+
+    sample_remove: LossSamplerFn
+    sample_add: Optional[LossSamplerFn] = None
+    name: str = "PrivacyLossSampler"
+
+    def __post_init__(self) -> None:
+        if not callable(self.sample_remove):
+            raise ValueError(f"sample_remove must be callable, got {self.sample_remove!r}")
+        if self.sample_add is not None and not callable(self.sample_add):
+            raise ValueError(f"sample_add must be callable or None, got {self.sample_add!r}")
+
+    @property
+    def symmetric(self) -> bool:
+        return self.sample_add is None
+
+    def _numpy_loss_sampler(self, direction: str) -> LossSamplerFn:
+        fn = self.sample_remove if (direction == "remove" or self.sample_add is None) \
+            else self.sample_add
+        name = "sample_remove" if fn is self.sample_remove else "sample_add"
+
+        def f(rng: np.random.Generator, size: int) -> np.ndarray:
+            out = np.asarray(fn(rng, size), dtype=np.float64)
+            if out.shape != (size,):
+                raise ValueError(f"{name}(rng, size={size}) returned shape {out.shape}; a "
+                                 f"privacy-loss sampler must return shape ({size},)")
+            if np.isnan(out).any():
+                i = int(np.flatnonzero(np.isnan(out))[0])
+                raise ValueError(f"{name} returned NaN (first at draw {i} of {size}); "
+                                 "return +inf for infinite loss, never NaN")
+            return out
+        return f
+
+    def check(self, rng: Optional[np.random.Generator] = None, n: int = _CHECK_N) -> dict:
+        r"""Check shapes and NaN, and that :math:`E[e^{-Y}] \le 1` (a property of every
+        privacy loss: :math:`E_P[q/p] \le 1`)."""
+        rng = np.random.default_rng(12345) if rng is None else rng
+        report = {}
+        for d in (("remove",) if self.symmetric else ("remove", "add")):
+            y = self._numpy_loss_sampler(d)(rng, n)
+            r = np.exp(-np.clip(y, -700, None))
+            mean, se = float(r.mean()), float(r.std() / math.sqrt(n))
+            report[f"E[exp(-Y_{d})]"] = (mean, se)
+            if mean > 1.0 + max(6.0 * se, 0.02):
+                raise ValueError(
+                    f"the {d} samples are not privacy losses: E[exp(-Y)] = {mean:.4g} +- "
+                    f"{se:.2g} > 1, but for Y = log p/q under P it is at most 1. Check the "
+                    "sign convention (remove: log p/q with w ~ P) and the normalization")
+        return report
