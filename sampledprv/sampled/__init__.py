@@ -1,5 +1,8 @@
 """Sampled privacy random variables: samplers, loss-histogram kernels, certified accounting."""
 
+# --- sampling hot path (xoshiro RNG, exact samplers, fused loss-histogram kernels) ---
+from .kernels import LossHistogram, loss_histogram
+
 # --- accounting from samples (inputs, empirical PRVs, certification) ---
 from .inputs import LogDensityPair, PrivacyLossSampler
 from .empirical import EmpiricalPRV

@@ -1,0 +1,159 @@
+r"""Privacy-loss samplers of the analytic mechanism specs, as one Numba fill function.
+
+A built-in source is the pair ``(builtin_fill, params)``: ``params`` is a ``float64``
+vector built by :func:`builtin_params` from a spec and a direction, and
+``builtin_fill(state, params, out)`` writes ``len(out)`` i.i.d. privacy-loss samples.
+
+Base pairs (``P0`` = noise centred at 0, ``Q0`` = noise centred at the sensitivity
+``D``), loss :math:`\ell(x) = \log p_0(x)/q_0(x)`:
+
+* Gaussian, :math:`\mu = D/\sigma`, :math:`z \sim N(0,1)`: under ``P0``
+  :math:`\ell = \mu^2/2 - \mu z`; under ``Q0`` :math:`\ell = -\mu^2/2 - \mu z`;
+* Laplace, :math:`d = D/b`, ``y = x/b``: :math:`\ell = |y - d| - |y|`;
+* GG(beta, s), :math:`d = D/s`, :math:`y \sim GG(\beta, 1)`: under ``P0``
+  :math:`\ell = |y - d|^\beta - |y|^\beta`; under ``Q0`` (``x = D + s y``)
+  :math:`\ell = |y|^\beta - |y + d|^\beta`;
+* two-point laws (randomized response, pure DP, approximate DP) with
+  :math:`\varepsilon`, ``p`` (probability of :math:`+\varepsilon`) and ``delta``:
+  under ``P0``: :math:`+\infty` w.p. ``delta``, :math:`+\varepsilon` w.p.
+  ``(1-delta) p``, :math:`-\varepsilon` otherwise; under ``Q0``: :math:`-\infty` w.p.
+  ``delta``, :math:`+\varepsilon` w.p. ``(1-delta)(1-p)``, :math:`-\varepsilon` otherwise.
+
+Directions (mode): remove = :math:`\ell(x)`, :math:`x \sim P_0`; add =
+:math:`-\ell(x)`, :math:`x \sim Q_0`; subsampled remove =
+:math:`\log(1 - q + q e^{\ell(x)})`, :math:`x \sim (1-q)Q_0 + qP_0`; subsampled add =
+:math:`-\log(1 - q + q e^{\ell(x)})`, :math:`x \sim Q_0`.
+
+A ``d``-dimensional GG with :math:`\ell_\beta` sensitivity is sampled as the 1-D
+mechanism: the worst-case shift puts the whole sensitivity on one coordinate, and the
+other coordinates then contribute exactly zero loss (dimension independence, GG paper
+App. B.2).  ``GGNMax`` is sampled as its 1-D GG (sensitivity 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .. import mechanisms as M
+from .rng import exponential, normal, random_sign, uniform
+from .samplers import gg_setup, gg_standard, pow_beta, subsampled_loss
+
+__all__ = ["builtin_params", "builtin_fill", "KIND_GAUSS", "KIND_LAPLACE", "KIND_GG",
+           "KIND_DISCRETE"]
+
+KIND_GAUSS, KIND_LAPLACE, KIND_GG, KIND_DISCRETE = 0.0, 1.0, 2.0, 3.0
+MODE_REMOVE, MODE_ADD, MODE_SUB_REMOVE, MODE_SUB_ADD = 0.0, 1.0, 2.0, 3.0
+_HEAD = 4  # params[0:4] = kind, mode, q, unused; kind parameters from params[4]
+
+
+def _two_point(eps: float, p: float, delta: float) -> tuple[float, list[float]]:
+    return KIND_DISCRETE, [eps, p, delta]
+
+
+def _base(mech: M.Mechanism) -> tuple[float, list[float]]:
+    if isinstance(mech, M.Gaussian):
+        return KIND_GAUSS, [mech.sensitivity / mech.sigma]
+    if isinstance(mech, M.Laplace):
+        return KIND_LAPLACE, [mech.sensitivity / mech.scale]
+    if isinstance(mech, M.GGNMax):
+        mech = mech.as_generalized_gaussian()
+    if isinstance(mech, M.GeneralizedGaussian):
+        d = mech.sensitivity / mech.scale
+        if mech.beta == 1.0:
+            return KIND_LAPLACE, [d]
+        if mech.beta == 2.0:  # N(0, s^2/2): mu = D / (s / sqrt 2)
+            return KIND_GAUSS, [math.sqrt(2.0) * d]
+        return KIND_GG, [d] + list(gg_setup(mech.beta))
+    if isinstance(mech, M.RandomizedResponse):
+        eps = mech.epsilon
+        return _two_point(eps, mech.p, 0.0)
+    if isinstance(mech, M.PureDP):
+        return _two_point(mech.epsilon, 1.0 / (1.0 + math.exp(-mech.epsilon)), 0.0)
+    if isinstance(mech, M.ApproxDP):
+        return _two_point(mech.epsilon, 1.0 / (1.0 + math.exp(-mech.epsilon)), mech.delta)
+    raise TypeError(f"no built-in privacy-loss sampler for {mech!r}")
+
+
+def builtin_params(mech: M.Mechanism, direction: str) -> np.ndarray:
+    """``float64`` parameter vector of :func:`builtin_fill` for a spec and a direction.
+
+    Raises
+    ------
+    TypeError
+        When ``mech`` is not one of the analytic specs of :mod:`sampledprv.mechanisms`.
+    """
+    if direction not in ("remove", "add"):
+        raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
+    q = 1.0
+    sub = isinstance(mech, M.PoissonSubsampled)
+    if sub:
+        q = mech.q
+        mech = mech.mechanism
+    kind, kp = _base(mech)
+    if sub:
+        mode = MODE_SUB_REMOVE if direction == "remove" else MODE_SUB_ADD
+    else:
+        mode = MODE_REMOVE if direction == "remove" else MODE_ADD
+    return np.array([kind, mode, q, 0.0] + kp, dtype=np.float64)
+
+
+@njit(inline="always")
+def _base_loss(state, prm, from_p):  # pragma: no cover - numba
+    kind = prm[0]
+    if kind == KIND_GAUSS:
+        mu = prm[_HEAD]
+        z = normal(state)
+        return mu * (0.5 * mu - z) if from_p else -mu * (0.5 * mu + z)
+    if kind == KIND_LAPLACE:
+        d = prm[_HEAD]
+        e = exponential(state)
+        y = random_sign(state) * e
+        if from_p:
+            return abs(y - d) - e
+        return e - abs(y + d)
+    if kind == KIND_GG:
+        d = prm[_HEAD]
+        c = prm[_HEAD + 1:_HEAD + 8]
+        y, yb = gg_standard(state, c)
+        if from_p:
+            return pow_beta(abs(y - d), c[0], c[5], c[6]) - yb
+        return yb - pow_beta(abs(y + d), c[0], c[5], c[6])
+    # two-point law with atoms at +-inf
+    eps = prm[_HEAD]
+    p = prm[_HEAD + 1]
+    delta = prm[_HEAD + 2]
+    u = uniform(state)
+    if u < delta:
+        return math.inf if from_p else -math.inf
+    if from_p:
+        return eps if u < delta + (1.0 - delta) * p else -eps
+    return eps if u < delta + (1.0 - delta) * (1.0 - p) else -eps
+
+
+@njit(cache=True)
+def builtin_fill(state: np.ndarray, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    """Fill ``out`` with privacy-loss samples of the spec encoded in ``prm``."""
+    mode = prm[1]
+    q = prm[2]
+    n = out.shape[0]
+    if mode == MODE_REMOVE:
+        for i in range(n):
+            out[i] = _base_loss(state, prm, True)
+    elif mode == MODE_ADD:
+        for i in range(n):
+            out[i] = -_base_loss(state, prm, False)
+    elif mode == MODE_SUB_REMOVE:
+        for i in range(n):
+            from_p = uniform(state) < q
+            out[i] = subsampled_loss(_base_loss(state, prm, from_p), q)
+    else:
+        for i in range(n):
+            out[i] = -subsampled_loss(_base_loss(state, prm, False), q)
+
+
+def builtin_loss_sampler(mech: M.Mechanism, direction: str) -> tuple[object, np.ndarray]:
+    """``(builtin_fill, params)``: the kernel protocol for an analytic spec."""
+    return builtin_fill, builtin_params(mech, direction)

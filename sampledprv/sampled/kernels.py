@@ -1,0 +1,418 @@
+r"""Fused privacy-loss histogram kernels: draw -> privacy loss -> bin -> count.
+
+:func:`loss_histogram` draws ``n`` i.i.d. privacy-loss samples of a mechanism in one
+direction and returns their :class:`LossHistogram` on the window
+``[lo, lo + bins*h)``.  Nothing is dropped: losses below/above the window and the
+atoms at :math:`\pm\infty` have their own counters.
+
+Bins.  Bin ``j`` holds the losses ``y`` with ``lo + j*h <= y < lo + (j+1)*h``, the
+edges computed in float64 exactly as written (``lo + j*h``); the kernel corrects the
+index after ``floor((y - lo)/h)`` so that atoms sitting on an edge land in the bin
+these float edges say.
+
+Sources (the ``mechanism`` argument).
+
+1. An analytic spec of :mod:`sampledprv.mechanisms` (``Gaussian``, ``Laplace``,
+   ``GeneralizedGaussian``, ``GGNMax``, ``RandomizedResponse``, ``PureDP``,
+   ``ApproxDP`` and ``PoissonSubsampled`` of any of these): compiled samplers of
+   :mod:`sampledprv.sampled._mechloss`.
+2. Any object with a method ``_loss_sampler(direction)`` returning one of
+
+   * a Numba-jitted ``fill(state, out) -> None`` that writes ``len(out)`` privacy-loss
+     samples into the float64 array ``out``, drawing its randomness only from the
+     xoshiro256++ ``state`` (``uint64[4]``) with the functions of
+     :mod:`sampledprv.sampled.rng` / :mod:`sampledprv.sampled.samplers`;
+   * a tuple ``(fill, params)`` with a jitted ``fill(state, params, out)`` and a
+     float64 array ``params`` (lets one compiled ``fill`` serve many parameter values);
+   * a plain Python callable ``sample(rng, size) -> ndarray`` returning ``size`` losses
+     drawn with the :class:`numpy.random.Generator` ``rng``: the fallback path, run
+     chunked and vectorized in numpy (single-threaded; ``n_threads`` is ignored).
+
+   Jitted fills run inside the parallel kernel: they must be thread-safe (no global
+   mutable state) and must not depend on ``len(out)`` beyond filling it (the kernel
+   calls them on blocks of :data:`BLOCK` samples).  ``nan`` from a source stops the
+   run with :class:`ValueError` naming the source, direction, stream and draw; the
+   fallback path checks shapes and NaN of every chunk (a sampler that knows the
+   output ``w`` behind a NaN loss should raise itself, naming ``w``).
+
+Reproducibility.  The ``n`` draws are split over :data:`NUM_STREAMS` logical streams
+(stream ``i`` gets ``n // NUM_STREAMS + (i < n % NUM_STREAMS)`` draws) seeded by
+``SeedSequence(seed).spawn(NUM_STREAMS)`` (:func:`~sampledprv.sampled.rng.seed_states`);
+each stream is consumed in blocks of :data:`BLOCK` draws, in order.  Threads take
+whole streams, chunks take whole blocks, and counts add, so the same ``seed`` gives
+identical histograms for every ``chunk_size`` and ``n_threads``.  The fallback path
+uses blocks of :data:`FALLBACK_BLOCK` draws, block ``b`` drawn from
+``default_rng(SeedSequence(seed).spawn(...)[b])``, so it too is independent of
+``chunk_size``.
+
+Memory is flat in ``n``: one ``(n_threads, bins)`` histogram plus per-thread
+buffers of :data:`BLOCK` floats.  The chunk loop runs in Python between kernel calls,
+so Ctrl-C stops a run within one chunk, and a tqdm progress bar reports progress.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable
+
+import numba
+import numpy as np
+from numba import njit, prange
+from numba.core.registry import CPUDispatcher
+
+from .. import mechanisms as M
+from ._mechloss import builtin_fill, builtin_params
+from .rng import seed_states
+
+__all__ = ["LossHistogram", "loss_histogram", "NUM_STREAMS", "BLOCK", "FALLBACK_BLOCK",
+           "bin_losses"]
+
+NUM_STREAMS = 256          #: logical random streams per run (fixed: reproducibility)
+BLOCK = 256                #: draws per call of a source's fill function
+FALLBACK_BLOCK = 1 << 16   #: draws per numpy Generator in the Python fallback path
+_AUTO_PROGRESS_S = 2.0     #: show a progress bar when the run is expected to last longer
+
+# extra counters: below, above, +inf, -inf, nan
+_BELOW, _ABOVE, _POS, _NEG, _NAN = 0, 1, 2, 3, 4
+
+
+@dataclass(frozen=True)
+class LossHistogram:
+    """Counts of ``n`` privacy-loss samples on the window ``[lo, lo + bins*h)``.
+
+    Attributes
+    ----------
+    counts : numpy.ndarray
+        ``int64``, shape ``(bins,)``; bin ``j`` counts losses ``y`` with
+        ``lo + j*h <= y < lo + (j+1)*h`` (float64 edges as written).
+    below, above : int
+        Finite losses ``y < lo`` and ``y >= lo + bins*h``.
+    pos_inf, neg_inf : int
+        Losses equal to ``+inf`` / ``-inf`` (``-inf`` has probability zero under ``P``
+        for a valid pair; counted anyway).
+    n : int
+        Total draws, ``counts.sum() + below + above + pos_inf + neg_inf``.
+    lo, h : float
+        Window start and bin width.
+    """
+
+    counts: np.ndarray
+    below: int
+    above: int
+    pos_inf: int
+    neg_inf: int
+    n: int
+    lo: float
+    h: float
+
+    @property
+    def bins(self) -> int:
+        """Number of bins."""
+        return int(self.counts.shape[0])
+
+    @property
+    def hi(self) -> float:
+        """End of the window, ``lo + bins*h``."""
+        return self.lo + self.bins * self.h
+
+    def __add__(self, other: "LossHistogram") -> "LossHistogram":
+        """Histogram of the union of two independent runs (same ``lo``, ``h``, ``bins``)."""
+        if not isinstance(other, LossHistogram):
+            return NotImplemented
+        if (other.lo != self.lo or other.h != self.h or other.bins != self.bins):
+            raise ValueError(
+                f"cannot merge histograms on different windows: (lo={self.lo}, h={self.h}, "
+                f"bins={self.bins}) vs (lo={other.lo}, h={other.h}, bins={other.bins}); "
+                "sample both with the same lo, h and bins")
+        return LossHistogram(self.counts + other.counts, self.below + other.below,
+                             self.above + other.above, self.pos_inf + other.pos_inf,
+                             self.neg_inf + other.neg_inf, self.n + other.n, self.lo, self.h)
+
+
+@njit(inline="always")
+def _bin_one(y, lo, h, inv_h, hi, bins, hist, t, extra):  # pragma: no cover - numba
+    if y < lo:
+        extra[t, _NEG if y == -math.inf else _BELOW] += 1
+    elif y >= hi:
+        extra[t, _POS if y == math.inf else _ABOVE] += 1
+    elif y != y:
+        extra[t, _NAN] += 1
+    else:
+        j = int((y - lo) * inv_h)
+        if j >= bins:
+            j = bins - 1
+        while j > 0 and y < lo + j * h:
+            j -= 1
+        while j < bins - 1 and y >= lo + (j + 1) * h:
+            j += 1
+        hist[t, j] += 1
+
+
+@njit(cache=True)
+def bin_losses(y: np.ndarray, lo: float, h: float, hist: np.ndarray,
+               extra: np.ndarray) -> int:  # pragma: no cover - numba
+    """Add the losses ``y`` to ``hist[0]`` / ``extra[0]``; return the index of the first
+    NaN (or -1)."""
+    bins = hist.shape[1]
+    hi = lo + bins * h
+    inv_h = 1.0 / h
+    first_nan = -1
+    for i in range(y.shape[0]):
+        if y[i] != y[i] and first_nan < 0:
+            first_nan = i
+        _bin_one(y[i], lo, h, inv_h, hi, bins, hist, 0, extra)
+    return first_nan
+
+
+@njit(cache=True, parallel=True)
+def _hist_chunk(fill, params, states, remaining, done, per_stream, lo, h,
+                hist, extra, nan_at):  # pragma: no cover - numba
+    """Advance every stream by up to ``per_stream`` draws (a multiple of BLOCK).
+
+    Thread ``t`` owns streams ``t, t + T, ...`` and histogram row ``t``.  ``nan_at[s]``
+    records the index (within stream ``s``) of the first NaN loss.
+    """
+    n_thr = hist.shape[0]
+    n_str = states.shape[0]
+    bins = hist.shape[1]
+    hi = lo + bins * h
+    inv_h = 1.0 / h
+    for t in prange(n_thr):
+        buf = np.empty(BLOCK)
+        for s in range(t, n_str, n_thr):
+            m = min(remaining[s], per_stream)
+            st = states[s]
+            k0 = 0
+            while k0 < m:
+                k = min(BLOCK, m - k0)
+                out = buf[:k]
+                fill(st, params, out)
+                for i in range(k):
+                    y = out[i]
+                    if y != y and nan_at[s] < 0:
+                        nan_at[s] = done[s] + k0 + i
+                    _bin_one(y, lo, h, inv_h, hi, bins, hist, t, extra)
+                k0 += k
+            remaining[s] -= m
+            done[s] += m
+
+
+@lru_cache(maxsize=None)
+def _adapt_two_arg(fill: Callable) -> Callable:
+    """Wrap a jitted ``fill(state, out)`` as ``fill(state, params, out)``."""
+    @njit
+    def fill3(state, params, out):  # pragma: no cover - numba
+        fill(state, out)
+    return fill3
+
+
+def _is_jitted(f: Any) -> bool:
+    return isinstance(f, CPUDispatcher) or hasattr(f, "py_func") and hasattr(f, "signatures")
+
+
+def _resolve_source(mechanism: Any, direction: str) -> tuple[str, Any, np.ndarray]:
+    """``("numba", fill3, params)`` or ``("python", sample, None)``."""
+    if isinstance(mechanism, M.Mechanism) and not hasattr(mechanism, "_loss_sampler"):
+        return "numba", builtin_fill, builtin_params(mechanism, direction)
+    if not hasattr(mechanism, "_loss_sampler"):
+        raise TypeError(
+            f"cannot sample the privacy loss of {mechanism!r}: pass a mechanism spec of "
+            "sampledprv.mechanisms or an object with a _loss_sampler(direction) method "
+            "(see sampledprv.sampled.kernels)")
+    src = mechanism._loss_sampler(direction)
+    if isinstance(src, tuple) and len(src) == 2 and _is_jitted(src[0]):
+        return "numba", src[0], np.ascontiguousarray(src[1], dtype=np.float64).reshape(-1)
+    if _is_jitted(src):
+        return "numba", _adapt_two_arg(src), np.zeros(1)
+    if callable(src):
+        return "python", src, None
+    raise TypeError(f"{type(mechanism).__name__}._loss_sampler({direction!r}) returned "
+                    f"{src!r}; expected a jitted fill, (fill, params) or a callable "
+                    "sample(rng, size)")
+
+
+def _check_window(n: int, lo: float, h: float, bins: int) -> tuple[int, float, float, int]:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be an integer >= 0, got {n!r}")
+    lo, h = float(lo), float(h)
+    if not math.isfinite(lo):
+        raise ValueError(f"lo must be finite, got {lo!r}")
+    if not (h > 0 and math.isfinite(h)):
+        raise ValueError(f"h (bin width) must be a positive finite number, got {h!r}")
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise ValueError(f"bins must be an integer >= 1, got {bins!r}")
+    if not math.isfinite(lo + bins * h):
+        raise ValueError(f"the window end lo + bins*h = {lo + bins * h} is not finite")
+    return int(n), lo, h, int(bins)
+
+
+def _root_seed(seed: Any) -> np.random.SeedSequence:
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, np.random.Generator):
+        raise TypeError("seed must be an int, a sequence of ints, a SeedSequence or None; "
+                        "for a Generator pass generator.bit_generator.seed_seq")
+    return np.random.SeedSequence(seed)
+
+
+class _Progress:
+    """tqdm bar, created lazily once the run is expected to last > _AUTO_PROGRESS_S."""
+
+    def __init__(self, mode: bool | None, total: int, desc: str) -> None:
+        self.mode, self.total, self.desc = mode, total, desc
+        self.bar = None
+        self.t0 = time.perf_counter()
+        self.count = 0
+
+    def update(self, k: int) -> None:
+        self.count += k
+        if self.bar is None and self.mode is not False:
+            elapsed = time.perf_counter() - self.t0
+            left = (self.total - self.count) * elapsed / max(self.count, 1)
+            if self.mode or left > _AUTO_PROGRESS_S:
+                from tqdm.auto import tqdm  # noqa: PLC0415 - optional at import time
+                self.bar = tqdm(total=self.total, desc=self.desc, unit="draw",
+                                unit_scale=True, initial=self.count)
+                return
+        if self.bar is not None:
+            self.bar.update(k)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def loss_histogram(mechanism: Any, *, direction: str, n: int, lo: float, h: float,
+                   bins: int, seed: Any = None, chunk_size: int = 1 << 20,
+                   n_threads: int | None = None,
+                   progress: bool | None = None) -> LossHistogram:
+    """Histogram of ``n`` privacy-loss samples of ``mechanism`` in one direction.
+
+    Parameters
+    ----------
+    mechanism
+        An analytic spec of :mod:`sampledprv.mechanisms` or any object with a
+        ``_loss_sampler(direction)`` method (protocol in the module docstring).
+    direction : {"remove", "add"}
+        ``"remove"``: :math:`Y = \\log p(w)/q(w)`, :math:`w \\sim P`; ``"add"``:
+        :math:`Y = \\log q(w)/p(w)`, :math:`w \\sim Q`.
+    n : int
+        Number of draws (any size: memory does not grow with ``n``).
+    lo, h, bins
+        Window ``[lo, lo + bins*h)``, bin width ``h``.
+    seed : int, sequence of int, SeedSequence or None
+        Root seed.  The same seed gives the same counts whatever ``chunk_size`` and
+        ``n_threads``; independent seeds give independent histograms that add
+        (:meth:`LossHistogram.__add__`).
+    chunk_size : int
+        Draws per kernel call (rounded up to whole blocks of every stream); only
+        affects how often progress is reported and how fast Ctrl-C responds.
+    n_threads : int, optional
+        Threads of the compiled kernel (default: Numba's current setting).
+    progress : bool, optional
+        ``True``/``False`` force the tqdm bar on/off; ``None`` shows it only for runs
+        expected to last more than about 2 seconds.
+
+    Returns
+    -------
+    LossHistogram
+
+    Raises
+    ------
+    ValueError
+        Bad window or direction, or NaN privacy losses (naming source and draw).
+    """
+    if direction not in ("remove", "add"):
+        raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
+    n, lo, h, bins = _check_window(n, lo, h, bins)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) \
+            or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    root = _root_seed(seed)
+    kind, fill, params = _resolve_source(mechanism, direction)
+    if kind == "python":
+        return _python_histogram(mechanism, fill, direction, n, lo, h, bins, root,
+                                 int(chunk_size), progress)
+    return _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root,
+                            int(chunk_size), n_threads, progress)
+
+
+def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, chunk_size,
+                     n_threads, progress) -> LossHistogram:
+    max_thr = numba.config.NUMBA_NUM_THREADS
+    if n_threads is None:
+        n_threads = numba.get_num_threads()
+    if isinstance(n_threads, bool) or not isinstance(n_threads, (int, np.integer)) \
+            or not 1 <= n_threads <= max_thr:
+        raise ValueError(f"n_threads must be an integer in [1, {max_thr}], got {n_threads!r}")
+    n_threads = int(n_threads)
+    states = seed_states(root, NUM_STREAMS)
+    remaining = np.full(NUM_STREAMS, n // NUM_STREAMS, dtype=np.int64)
+    remaining[: n % NUM_STREAMS] += 1
+    done = np.zeros(NUM_STREAMS, dtype=np.int64)
+    nan_at = np.full(NUM_STREAMS, -1, dtype=np.int64)
+    per_stream = -(-chunk_size // (NUM_STREAMS * BLOCK)) * BLOCK
+    hist = np.zeros((n_threads, bins), dtype=np.int64)
+    extra = np.zeros((n_threads, 5), dtype=np.int64)
+    bar = _Progress(progress, n, f"sampling {direction} losses")
+    old_threads = numba.get_num_threads()
+    numba.set_num_threads(n_threads)
+    try:
+        left = n
+        while left > 0:
+            _hist_chunk(fill, params, states, remaining, done, per_stream, lo, h,
+                        hist, extra, nan_at)
+            if extra[:, _NAN].any():
+                s = int(np.flatnonzero(nan_at >= 0)[0])
+                raise ValueError(
+                    f"privacy-loss source {mechanism!r} (direction {direction!r}) returned "
+                    f"NaN at draw {int(nan_at[s])} of stream {s}; a privacy loss must be a "
+                    "number or +-inf (check log-densities for inf - inf and 0 * inf)")
+            new_left = int(remaining.sum())
+            bar.update(left - new_left)
+            left = new_left
+    finally:
+        numba.set_num_threads(old_threads)
+        bar.close()
+    tot = extra.sum(axis=0)
+    return LossHistogram(hist.sum(axis=0), int(tot[_BELOW]), int(tot[_ABOVE]),
+                         int(tot[_POS]), int(tot[_NEG]), n, lo, h)
+
+
+def _python_histogram(mechanism, sample, direction, n, lo, h, bins, root, chunk_size,
+                      progress) -> LossHistogram:
+    """Fallback for plain Python ``sample(rng, size)`` sources (numpy, one thread)."""
+    hist = np.zeros((1, bins), dtype=np.int64)
+    extra = np.zeros((1, 5), dtype=np.int64)
+    bar = _Progress(progress, n, f"sampling {direction} losses")
+    name = getattr(sample, "__qualname__", repr(sample))
+    try:
+        b = 0
+        start = 0
+        while start < n:
+            size = min(FALLBACK_BLOCK, n - start)
+            child = np.random.SeedSequence(root.entropy,
+                                           spawn_key=tuple(root.spawn_key) + (b,),
+                                           pool_size=root.pool_size)
+            y = np.asarray(sample(np.random.default_rng(child), size))
+            if y.shape != (size,):
+                raise ValueError(
+                    f"loss sampler {name} of {mechanism!r} returned shape {y.shape} for "
+                    f"size={size}; it must return a 1-D array of {size} privacy losses")
+            y = np.ascontiguousarray(y, dtype=np.float64)
+            first_nan = bin_losses(y, lo, h, hist, extra)
+            if first_nan >= 0:
+                raise ValueError(
+                    f"loss sampler {name} of {mechanism!r} (direction {direction!r}) "
+                    f"returned NaN at draw {start + first_nan}; a privacy loss must be a "
+                    "number or +-inf")
+            start += size
+            b += 1
+            bar.update(size)
+    finally:
+        bar.close()
+    return LossHistogram(hist[0].copy(), int(extra[0, _BELOW]), int(extra[0, _ABOVE]),
+                         int(extra[0, _POS]), int(extra[0, _NEG]), n, lo, h)
