@@ -20,3 +20,14 @@ __version__ = "0.1.0"
 from .accountant import Accountant
 # --- sampled accountant (issue 3) ---
 # --- Generalized Gaussian tools (issue 4) ---
+from .calibration import Calibration, calibrate, calibrate_generalized_gaussian
+from .ggnmax import generalized_gaussian_noise, ggnmax
+from .gg_tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
+
+
+def __getattr__(name: str):
+    # ``sampledprv.torch`` is imported lazily: ``import sampledprv`` must not import torch.
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
