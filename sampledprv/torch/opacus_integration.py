@@ -1,0 +1,242 @@
+r"""Opacus integration for beta-DP-SGD (optional extra: ``pip install opacus``).
+
+* :class:`GGDPOptimizer` -- an Opacus ``DPOptimizer`` that clips per-sample gradients in
+  the :math:`\ell_\beta` norm and adds :math:`GG(\beta, \sqrt2\,\sigma C)` noise
+  (``sigma`` = Opacus' ``noise_multiplier``, ``C`` = ``max_grad_norm``), so ``beta = 2``
+  is exactly Opacus' DP-SGD.
+* :func:`gg_accountant_class` / :class:`GGOpacusAccountant` -- an Opacus ``IAccountant``
+  that accounts each step as ``PoissonSubsampled(GeneralizedGaussian.from_noise_multiplier(
+  beta, sigma), q)`` with a sampledprv accountant and reports the *certified upper*
+  epsilon.  It is registered with Opacus' accountant registry under
+  ``"sampledprv-gg-beta=<beta>"``.
+* :class:`GGPrivacyEngine` -- a ``PrivacyEngine`` using both; its
+  ``make_private_with_epsilon`` calibrates the noise multiplier with
+  :func:`sampledprv.calibrate` (Brent + certified upper bound).
+
+Opacus is imported when this module is imported, never by ``import sampledprv`` or
+``import sampledprv.torch``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Dict, Optional, Type
+
+try:
+    import opacus  # noqa: F401
+    from opacus import PrivacyEngine
+    from opacus.accountants import IAccountant, register_accountant
+    from opacus.optimizers import DPOptimizer
+    from opacus.optimizers.optimizer import _check_processed_flag, _mark_as_processed
+except ImportError as exc:  # pragma: no cover - exercised only without opacus
+    raise ImportError("sampledprv.torch.opacus_integration needs Opacus: "
+                      "pip install 'sampledprv[opacus]' (or pip install opacus)") from exc
+import torch
+
+from ..calibration import Calibration, calibrate
+from ..mechanisms import GeneralizedGaussian, Mechanism, PoissonSubsampled
+from .dpsgd import beta_norm
+from .noise import generalized_gaussian
+
+__all__ = ["GGDPOptimizer", "GGOpacusAccountant", "gg_accountant_class", "GGPrivacyEngine",
+           "step_mechanism"]
+
+
+def step_mechanism(beta: float, noise_multiplier: float, sample_rate: float) -> Mechanism:
+    """The spec of one Opacus step: ``PoissonSubsampled(GG(beta, sqrt(2) sigma), q)``."""
+    gg = GeneralizedGaussian.from_noise_multiplier(beta, noise_multiplier)
+    return gg if float(sample_rate) == 1.0 else PoissonSubsampled(gg, sample_rate)
+
+
+class GGDPOptimizer(DPOptimizer):
+    """Opacus ``DPOptimizer`` with :math:`\\ell_\\beta` clipping and GG noise.
+
+    Same arguments as ``DPOptimizer`` plus ``beta`` (>= 1).  ``noise_multiplier`` keeps
+    Opacus' meaning: the GG scale is ``sqrt(2) * noise_multiplier * max_grad_norm``.
+    ``secure_mode`` is not supported (there is no floating-point-attack-hardened GG
+    sampler here).
+    """
+
+    def __init__(self, optimizer: torch.optim.Optimizer, *, beta: float = 2.0, **kwargs: Any):
+        if kwargs.get("secure_mode"):
+            raise ValueError("GGDPOptimizer does not support secure_mode=True; use "
+                             "secure_mode=False (the GG sampler is not hardened against "
+                             "floating-point attacks)")
+        beta = float(beta)
+        if not (1.0 <= beta < math.inf):
+            raise ValueError(f"beta must be a finite number >= 1, got {beta!r}")
+        super().__init__(optimizer, **kwargs)
+        self.beta = beta
+
+    def clip_and_accumulate(self) -> None:
+        """Clip each per-sample gradient to ``ell_beta`` norm ``max_grad_norm``; sum into
+        ``p.summed_grad``."""
+        samples = self.grad_samples
+        if len(samples[0]) == 0:
+            factor = torch.zeros((0,), device=samples[0].device)
+        else:
+            norms = beta_norm(samples, self.beta)
+            target = self.max_grad_norm * (1.0 - 8.0 * torch.finfo(norms.dtype).eps)
+            factor = (target / norms.clamp_min(torch.finfo(norms.dtype).tiny)).clamp(max=1.0)
+        for p in self.params:
+            _check_processed_flag(p.grad_sample)
+            gs = self._get_flat_grad_sample(p).to(p.dtype)
+            grad = torch.einsum("i,i...", factor.to(gs.device).to(p.dtype), gs)
+            p.summed_grad = grad if p.summed_grad is None else p.summed_grad + grad
+            _mark_as_processed(p.grad_sample)
+
+    def add_noise(self) -> None:
+        """``p.grad = p.summed_grad + GG(beta, sqrt(2) * noise_multiplier * max_grad_norm)``."""
+        scale = math.sqrt(2.0) * self.noise_multiplier * self.max_grad_norm
+        for p in self.params:
+            _check_processed_flag(p.summed_grad)
+            ref = p.summed_grad
+            if scale > 0:
+                noise = generalized_gaussian(ref.shape, self.beta, scale, generator=self.generator,
+                                             device=ref.device, dtype=ref.dtype)
+                p.grad = (ref + noise).view_as(p)
+            else:
+                p.grad = ref.view_as(p)
+            _mark_as_processed(p.summed_grad)
+
+
+class GGOpacusAccountant(IAccountant):
+    """Opacus accountant for beta-DP-SGD backed by a sampledprv accountant.
+
+    ``history`` holds ``(noise_multiplier, sample_rate, steps)`` like Opacus' own
+    accountants; :meth:`get_epsilon` composes
+    ``step_mechanism(beta, sigma, q)`` ``steps`` times for each entry and returns the
+    certified upper epsilon (:meth:`get_epsilon_interval` returns the whole Interval).
+
+    Parameters
+    ----------
+    beta : float
+        GG shape (class default :attr:`BETA`).
+    accountant : callable, optional
+        Zero-argument factory of sampledprv accountants (default ``sampledprv.Accountant``).
+    """
+
+    BETA: float = 2.0
+    ACCOUNTANT: Optional[Callable[[], Any]] = None
+
+    def __init__(self, beta: Optional[float] = None,
+                 accountant: Optional[Callable[[], Any]] = None):
+        self.history = []
+        self.beta = float(self.BETA if beta is None else beta)
+        GeneralizedGaussian(self.beta, 1.0)  # validates beta
+        self._factory = accountant or self.ACCOUNTANT
+
+    @classmethod
+    def mechanism(cls) -> str:
+        return f"sampledprv-gg-beta={cls.BETA!r}"
+
+    def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
+        if self.history and self.history[-1][:2] == (noise_multiplier, sample_rate):
+            sigma, q, n = self.history.pop()
+            self.history.append((sigma, q, n + 1))
+        else:
+            self.history.append((noise_multiplier, sample_rate, 1))
+
+    def __len__(self) -> int:
+        return sum(n for _, _, n in self.history)
+
+    def _accountant(self):
+        if self._factory is not None:
+            return self._factory()
+        from ..accountant import Accountant
+        return Accountant()
+
+    def get_epsilon_interval(self, delta: float):
+        """Certified epsilon interval of everything in ``history``."""
+        acc = self._accountant()
+        for sigma, q, n in self.history:
+            acc = acc.compose(step_mechanism(self.beta, sigma, q), count=int(n)) or acc
+        return acc.epsilon(delta=delta)
+
+    def get_epsilon(self, delta: float, **kwargs: Any) -> float:
+        """Certified upper bound on epsilon at ``delta`` (0 before any step)."""
+        if not self.history:
+            return 0.0
+        return float(self.get_epsilon_interval(delta).upper)
+
+
+_CLASSES: Dict[float, Type[GGOpacusAccountant]] = {}
+
+
+def gg_accountant_class(beta: float) -> Type[GGOpacusAccountant]:
+    """A :class:`GGOpacusAccountant` subclass with ``BETA = beta``, registered with Opacus
+    (``opacus.accountants.create_accountant(cls.mechanism())`` then builds it)."""
+    beta = float(beta)
+    GeneralizedGaussian(beta, 1.0)
+    if beta not in _CLASSES:
+        cls = type(f"GGOpacusAccountant_beta{beta:g}".replace(".", "_"), (GGOpacusAccountant,),
+                   {"BETA": beta, "__module__": __name__})
+        register_accountant(cls.mechanism(), cls, force=True)
+        _CLASSES[beta] = cls
+    return _CLASSES[beta]
+
+
+class GGPrivacyEngine(PrivacyEngine):
+    """``PrivacyEngine`` for beta-DP-SGD: ``ell_beta`` clipping, GG noise, sampledprv accounting.
+
+    Use it exactly like Opacus' engine::
+
+        engine = GGPrivacyEngine(beta=1.5)
+        model, optimizer, loader = engine.make_private_with_epsilon(
+            module=model, optimizer=optimizer, data_loader=loader,
+            target_epsilon=3.0, target_delta=1e-5, epochs=10, max_grad_norm=1.0)
+        ...
+        engine.get_epsilon(1e-5)           # certified upper bound
+        engine.calibration                 # sampledprv.Calibration of the noise multiplier
+
+    Only flat clipping on a single process (``grad_sample_mode`` "hooks" or "functorch")
+    is supported.  ``accountant`` is a sampledprv accountant factory.
+    """
+
+    def __init__(self, *, beta: float, accountant: Optional[Callable[[], Any]] = None,
+                 secure_mode: bool = False):
+        if secure_mode:
+            raise ValueError("GGPrivacyEngine does not support secure_mode=True")
+        cls = gg_accountant_class(beta)
+        super().__init__(accountant=cls.mechanism(), secure_mode=False)
+        self.accountant = cls(beta, accountant)
+        self.beta = float(beta)
+        self._sp_accountant = accountant
+        self.calibration: Optional[Calibration] = None
+
+    def _prepare_optimizer(self, *, optimizer, noise_multiplier, max_grad_norm, expected_batch_size,
+                           loss_reduction="mean", distributed=False, clipping="flat",
+                           noise_generator=None, grad_sample_mode="hooks", **kwargs):
+        if clipping != "flat" or distributed or grad_sample_mode not in ("hooks", "functorch"):
+            raise ValueError("GGPrivacyEngine supports clipping='flat', distributed=False and "
+                             "grad_sample_mode in ('hooks', 'functorch'); got "
+                             f"clipping={clipping!r}, distributed={distributed!r}, "
+                             f"grad_sample_mode={grad_sample_mode!r}")
+        if isinstance(optimizer, DPOptimizer):
+            optimizer = optimizer.original_optimizer
+        return GGDPOptimizer(optimizer, beta=self.beta, noise_multiplier=noise_multiplier,
+                             max_grad_norm=max_grad_norm, expected_batch_size=expected_batch_size,
+                             loss_reduction=loss_reduction, generator=noise_generator,
+                             secure_mode=False, **kwargs)
+
+    def calibrate_noise_multiplier(self, *, target_epsilon: float, target_delta: float,
+                                   sample_rate: float, steps: int) -> Calibration:
+        """Smallest noise multiplier with certified ``epsilon <= target_epsilon`` after
+        ``steps`` steps at ``sample_rate`` (:func:`sampledprv.calibrate`)."""
+        return calibrate(lambda s: step_mechanism(self.beta, s, sample_rate), count=steps,
+                         epsilon=target_epsilon, delta=target_delta,
+                         accountant=self._sp_accountant, bracket=(0.3, 3.0))
+
+    def make_private_with_epsilon(self, *, module, optimizer, data_loader, target_epsilon: float,
+                                  target_delta: float, epochs: int, max_grad_norm: float,
+                                  **kwargs):
+        """Opacus' ``make_private_with_epsilon`` with the noise multiplier from
+        :meth:`calibrate_noise_multiplier` (``steps = epochs * len(data_loader)``)."""
+        sample_rate = 1.0 / len(data_loader)
+        steps = int(epochs / sample_rate)
+        self.calibration = self.calibrate_noise_multiplier(
+            target_epsilon=target_epsilon, target_delta=target_delta,
+            sample_rate=sample_rate, steps=steps)
+        return self.make_private(module=module, optimizer=optimizer, data_loader=data_loader,
+                                 noise_multiplier=self.calibration.x,
+                                 max_grad_norm=max_grad_norm, **kwargs)
