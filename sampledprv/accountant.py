@@ -38,7 +38,7 @@ from .engine.compose import ComposedPMF, GridTooLargeError, compose_lattices
 from .engine.curve import PrivacyCurve
 from .engine.discretize import Discretized, discretize
 from .interval import DETERMINISTIC, Interval
-from .mechanisms import Mechanism
+from .mechanisms import Gaussian, Mechanism
 from .prv import privacy_loss
 
 __all__ = ["Accountant"]
@@ -58,13 +58,14 @@ class _DirectionCurve:
 
     def error_upper(self) -> float:
         c = self.composed
-        return self.hoeffding + self.outside + c.spill_upper + c.numeric_error
+        return self.hoeffding + self.outside + c.spill_upper + self.numeric_error
 
     def error_lower(self) -> float:
         c = self.composed
-        return self.hoeffding + c.spill_upper + c.spill_lower + c.numeric_error
+        return self.hoeffding + c.spill_upper + c.spill_lower + self.numeric_error
 
     curve_: PrivacyCurve
+    numeric_error: float  # FFT round-off + discretization rounding (composed)
 
     def curve(self, eps: float) -> float:
         return self.curve_.delta(eps)
@@ -91,6 +92,11 @@ class Accountant:
     max_grid_size : int
         Largest FFT length; beyond it a :class:`ValueError` says which accuracy to
         loosen.
+    merge_gaussians : bool
+        Compose all (unsubsampled) Gaussian mechanisms in closed form first: ``c_i``
+        runs of ``Gaussian`` with :math:`\mu_i = \Delta_i/\sigma_i` are exactly one
+        Gaussian with :math:`\mu = \sqrt{\sum_i c_i \mu_i^2}`.  This is exact and
+        makes k-fold Gaussians free; switch it off to exercise the FFT path.
 
     Examples
     --------
@@ -103,8 +109,11 @@ class Accountant:
     """
 
     def __init__(self, eps_error: float = 0.01, delta_error: float = 1e-10, *,
-                 neighbouring: str = "add_remove", max_grid_size: int = 2**26) -> None:
-        self.eps_error = v.positive("eps_error", eps_error)
+                 neighbouring: str = "add_remove", max_grid_size: int = 2**26,
+                 merge_gaussians: bool = True) -> None:
+        self.eps_error = v.in_interval("eps_error", eps_error, 0.0, 1.0, low_open=True,
+                                       high_open=False, hint="typical values are 1e-3 to 0.1")
+        self.merge_gaussians = bool(merge_gaussians)
         self.delta_error = v.in_interval("delta_error", delta_error, 0.0, 1e-2,
                                          low_open=True, high_open=True,
                                          hint="typical values are 1e-12 to 1e-8")
@@ -147,23 +156,25 @@ class Accountant:
             return self._curves
         if not self._composition:
             raise ValueError("nothing composed yet: call compose(mechanism, count) first")
-        k_total = sum(self._composition.values())
+        composition = self._effective_composition()
+        k_total = sum(composition.values())
         h = self._mesh(k_total)
         hoeffding = math.exp(-2.0 * self.eps_error ** 2 / (k_total * h * h))
         tau = _OUTSIDE * self.delta_error / (2.0 * k_total)
         tau = 10.0 ** math.floor(math.log10(tau))
-        symmetric = all(m.symmetric for m in self._composition)
+        symmetric = all(m.symmetric for m in composition)
         directions = ("remove",) if symmetric else ("remove", "add")
         curves = {}
         for direction in directions:
-            comps, outside = [], 0.0
-            for mech, count in self._composition.items():
+            comps, outside, mass_error = [], 0.0, 0.0
+            for mech, count in composition.items():
                 key = (mech, direction, h, tau)
                 if key not in self._discretized:
                     self._discretized[key] = discretize(privacy_loss(mech, direction), h, tau)
                 d = self._discretized[key]
                 comps.append((d.pmf, count))
                 outside += count * d.outside_mass
+                mass_error += count * d.mass_error
             try:
                 composed = compose_lattices(comps, tail_mass=_SPILL * self.delta_error,
                                             max_size=self.max_grid_size)
@@ -175,10 +186,24 @@ class Accountant:
                     "shrinks like 1/eps_error) or raise max_grid_size if you have the "
                     "memory (~24 bytes per point)") from None
             curve = PrivacyCurve(composed.values, composed.probs, composed.p_inf)
-            curves[direction] = _DirectionCurve(composed, min(1.0, outside), hoeffding,
-                                                self.eps_error, curve)
+            curves[direction] = _DirectionCurve(
+                composed, min(1.0, outside), hoeffding, self.eps_error, curve,
+                composed.numeric_error + mass_error)
         self._curves = curves
         return curves
+
+    def _effective_composition(self) -> dict[Mechanism, int]:
+        """The composition with Gaussians merged in closed form (if enabled)."""
+        if not self.merge_gaussians:
+            return dict(self._composition)
+        gaussians = {m: c for m, c in self._composition.items() if isinstance(m, Gaussian)}
+        if len(gaussians) == 0 or (len(gaussians) == 1 and next(iter(gaussians.values())) == 1):
+            return dict(self._composition)
+        out = {m: c for m, c in self._composition.items() if not isinstance(m, Gaussian)}
+        mu = math.sqrt(sum(c * m.mu ** 2 for m, c in gaussians.items()))
+        merged = Gaussian(sigma=1.0 / mu)
+        out[merged] = out.get(merged, 0) + 1
+        return out
 
     # ---- queries -------------------------------------------------------------------------
     def delta(self, epsilon: float) -> Interval:
@@ -189,7 +214,7 @@ class Accountant:
         lows, ests, ups = [], [], []
         for c in curves.values():
             up = min(1.0, c.curve(eps - c.t) + c.error_upper())
-            low = max(0.0, c.curve(eps + c.t) - c.error_lower())
+            low = min(max(0.0, c.curve(eps + c.t) - c.error_lower()), up)
             ups.append(up)
             lows.append(low)
             ests.append(min(max(c.curve(eps), low), up))
@@ -209,7 +234,7 @@ class Accountant:
                     f"delta={delta:.3g} is below what this accountant resolves: its error "
                     f"terms add up to {e_up:.3g} (Hoeffding {c.hoeffding:.2g}, truncation "
                     f"{c.outside:.2g}, aliasing {c.composed.spill_upper:.2g}, round-off "
-                    f"{c.composed.numeric_error:.2g}); use delta_error <= delta/10 "
+                    f"{c.numeric_error:.2g}); use delta_error <= delta/10 "
                     f"(for example Accountant(delta_error={delta / 100:.1g}))")
             up = c.inverse(delta - e_up) + c.t
             low = max(0.0, c.inverse(delta + c.error_lower()) - c.t)
@@ -230,7 +255,9 @@ class Accountant:
             "truncation": {d: c.outside for d, c in curves.items()},
             "spill_upper": {d: c.composed.spill_upper for d, c in curves.items()},
             "spill_lower": {d: c.composed.spill_lower for d, c in curves.items()},
-            "numeric_error": {d: c.composed.numeric_error for d, c in curves.items()},
+            "numeric_error": {d: c.numeric_error for d, c in curves.items()},
+            "delta_error_upper": max(c.error_upper() for c in curves.values()),
+            "delta_error_lower": max(c.error_lower() for c in curves.values()),
         }
 
     def __repr__(self) -> str:

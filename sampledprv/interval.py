@@ -73,5 +73,11 @@ class Interval:
         return f"certified {how}" + (f" ({self.method})" if self.method else "")
 
     def __str__(self) -> str:
-        return (f"[{self.lower:.6g}, {self.upper:.6g}] (estimate {self.estimate:.6g}; "
+        w = self.width
+        if math.isfinite(w) and w > 0:
+            dec = max(2, min(12, 2 - math.floor(math.log10(w))))
+            fmt = lambda x: f"{x:.{dec}f}" if math.isfinite(x) else str(x)  # noqa: E731
+        else:
+            fmt = lambda x: f"{x:.6g}"  # noqa: E731
+        return (f"[{fmt(self.lower)}, {fmt(self.upper)}] (estimate {fmt(self.estimate)}; "
                 f"{self.describe()})")

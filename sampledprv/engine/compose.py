@@ -128,9 +128,20 @@ def _chernoff_window(components: Sequence[tuple[LatticePMF, int]],
 
 
 def _power(phi: np.ndarray, c: int) -> np.ndarray:
-    """``phi ** c`` for an integer ``c >= 1`` by binary exponentiation (in place)."""
+    """``phi ** c`` for an integer ``c >= 1`` by binary exponentiation.
+
+    Entries with ``|phi|^c`` below the smallest normal double are set to zero without
+    being powered (for a spread-out distribution that is almost all of them)."""
     if c == 1:
         return phi
+    with np.errstate(divide="ignore"):
+        live = np.flatnonzero(c * np.log(np.abs(phi)) > -700.0)
+    out = np.zeros_like(phi)
+    out[live] = _binary_power(phi[live], c)
+    return out
+
+
+def _binary_power(phi: np.ndarray, c: int) -> np.ndarray:
     result = None
     base = phi
     while c:
@@ -182,7 +193,7 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
     spectrum = None
     origin = 0
     for pmf, c in components:
-        phi = _power(scipy.fft.rfft(pmf.probs, n=n_fft), c)
+        phi = _power(scipy.fft.rfft(pmf.probs, n=n_fft, workers=-1), c)
         spectrum = phi if spectrum is None else spectrum * phi
         origin += c * pmf.offset
     # Round-off: the relative error of a spectrum entry grows like (total count) * eps
@@ -191,7 +202,7 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
     # the negative mass the inverse FFT produced.
     k_total = sum(c for _, c in components)
     spectral_l1 = float(2.0 * np.abs(spectrum).sum())
-    res = scipy.fft.irfft(spectrum, n=n_fft)
+    res = scipy.fft.irfft(spectrum, n=n_fft, workers=-1)
     del spectrum
     negative = float(-res[res < 0].sum())
     numeric_error = max(2.0 * negative,

@@ -9,22 +9,58 @@ the hockey-stick divergence when the measure is the law of the privacy loss unde
 ``P``.  :meth:`PrivacyCurve.epsilon` inverts it exactly: on each segment between
 consecutive support points :math:`\delta = P_m - e^{\varepsilon} Q_m` with
 :math:`Q_m = \sum_{j \ge m} p_j e^{-s_j}`; ``Q_m`` is accumulated in log space, so
-losses beyond 745 (where ``exp(-s)`` underflows) are handled.  Only the upper tail
-that can matter is touched: since :math:`\delta(\varepsilon) \ge (1 - e^{-1})
-P(S > \varepsilon + 1)`, points below the ``eps`` where that lower bound exceeds the
-target are irrelevant.
+losses beyond 745 (where ``exp(-s)`` underflows) are handled.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
-_GAP = 1.0
-_FACTOR = -np.expm1(-_GAP)   # 1 - e^{-1}
+
+@numba.njit(cache=True)
+def _tail_sums(values, probs, p_inf):  # pragma: no cover - compiled
+    """Compensated (Kahan) suffix sums: tail_p[j] = p_inf + sum_{i>=j} p_i and
+    log_q[j] = log sum_{i>=j} p_i exp(-s_i).  The second sum is accumulated against a
+    fixed reference exponent that is moved only every 600 units of s (so no term
+    overflows), which keeps its relative error at a few ulps instead of N ulps."""
+    n = values.size
+    tail_p = np.empty(n + 1)
+    log_q = np.empty(n + 1)
+    tail_p[n] = p_inf
+    log_q[n] = -np.inf
+    s_sum, c_sum = p_inf, 0.0
+    ref = values[n - 1] if n > 0 else 0.0    # reference exponent: Q = exp(-ref) * acc
+    acc, c_acc = 0.0, 0.0
+    for j in range(n - 1, -1, -1):
+        # Kahan for tail_p
+        y = probs[j] - c_sum
+        t = s_sum + y
+        c_sum = (t - s_sum) - y
+        s_sum = t
+        tail_p[j] = s_sum
+        if ref - values[j] > 600.0:
+            # move the reference down to values[j]: acc *= exp(values[j] - ref)
+            scale = np.exp(values[j] - ref)
+            acc *= scale
+            c_acc *= scale
+            ref = values[j]
+        term = probs[j] * np.exp(ref - values[j])
+        y = term - c_acc
+        t = acc + y
+        c_acc = (t - acc) - y
+        acc = t
+        log_q[j] = np.log(acc) - ref if acc > 0 else -np.inf
+    return tail_p, log_q
+
 
 
 class PrivacyCurve:
-    """Exact ``delta(eps)`` and ``eps(delta)`` of a lattice sub-probability measure.
+    r"""Exact ``delta(eps)`` and ``eps(delta)`` of a lattice sub-probability measure.
+
+    Tail sums are precomputed once (:math:`O(N)`), after which each query costs
+    :math:`O(\log N)`.  Only points above ``eps_min`` are kept (queries need
+    ``eps >= eps_min``), which bounds memory to the part of the curve that matters.
 
     Parameters
     ----------
@@ -34,51 +70,49 @@ class PrivacyCurve:
         Their non-negative masses.
     p_inf : float
         Mass at ``+inf``.
+    eps_min : float
+        Smallest ``eps`` that will be queried.
     """
 
-    def __init__(self, values: np.ndarray, probs: np.ndarray, p_inf: float) -> None:
-        self.values = np.asarray(values, dtype=np.float64)
-        self.probs = np.asarray(probs, dtype=np.float64)
+    def __init__(self, values: np.ndarray, probs: np.ndarray, p_inf: float,
+                 eps_min: float = -1.0) -> None:
+        values = np.asarray(values, dtype=np.float64)
+        i0 = int(np.searchsorted(values, eps_min, side="right"))
+        self.values = values[i0:]
+        p = np.asarray(probs, dtype=np.float64)[i0:]
         self.p_inf = float(p_inf)
-        # tail[j] = sum_{i >= j} p_i
-        self._tail = np.cumsum(self.probs[::-1])[::-1]
+        self.eps_min = float(eps_min)
+        # tail_p[j] = p_inf + sum_{i >= j} p_i ; log_q[j] = log sum_{i >= j} p_i e^{-s_i}
+        self._tail_p, self._log_q = _tail_sums(np.ascontiguousarray(self.values),
+                                               np.ascontiguousarray(p), self.p_inf)
+        # d_at[j] = delta(s_j), non-increasing in j
+        with np.errstate(over="ignore", invalid="ignore"):
+            self._d_at = self._tail_p[:-1] - np.exp(self.values + self._log_q[:-1])
 
     def delta(self, eps: float) -> float:
         """``p_inf + sum_{s > eps} p (1 - exp(eps - s))``."""
+        if eps < self.eps_min:
+            raise ValueError(f"eps={eps} is below this curve's eps_min={self.eps_min}")
         j = int(np.searchsorted(self.values, eps, side="right"))
-        s, p = self.values[j:], self.probs[j:]
-        return float(self.p_inf + np.dot(p, -np.expm1(eps - s)))
+        if j >= self.values.size:
+            return self.p_inf
+        d = self._tail_p[j] - np.exp(eps + self._log_q[j])
+        return float(min(max(d, self.p_inf), self._tail_p[j]))
 
     def epsilon(self, delta: float) -> float:
         """``inf{eps >= 0 : delta(eps) <= delta}``; ``inf`` when ``delta < p_inf``."""
         if delta < self.p_inf:
             return np.inf
-        if self.delta(0.0) <= delta:
+        if self.delta(max(0.0, self.eps_min)) <= delta:
             return 0.0
-        # restrict to points that can matter (see module docstring)
-        target = (delta - self.p_inf) / _FACTOR
-        # first index whose tail mass <= target: eps* >= values[j] - GAP - (one step)
-        j = int(np.searchsorted(-self._tail, -target, side="left"))
-        start = max(0, j - 2)
-        start_val = self.values[start] - _GAP if start < self.values.size else 0.0
-        i0 = int(np.searchsorted(self.values, start_val, side="left"))
-        keep = self.probs[i0:] > 0
-        s = self.values[i0:][keep][::-1]           # decreasing
-        p = self.probs[i0:][keep][::-1]
-        if s.size == 0:
-            return 0.0
-        P = self.p_inf + np.cumsum(p)
-        logQ = np.logaddexp.accumulate(np.log(p) - s)
-        with np.errstate(over="ignore", invalid="ignore"):
-            d_at_s = P - np.exp(s + logQ)          # delta at eps = s_m, increasing in m
-        m = int(np.searchsorted(d_at_s, delta, side="right"))
-        if m == 0:
-            return float(s[0])
-        rem = P[m - 1] - delta
+        # smallest j with delta(s_j) <= delta; eps* lies in [s_{j-1}, s_j]
+        j = int(np.searchsorted(-self._d_at, -delta, side="left"))
+        if j >= self.values.size:
+            return float(self.values[-1]) if self.values.size else 0.0
+        rem = self._tail_p[j] - delta
         if rem <= 0:
-            return float(s[m - 1])
-        eps = float(np.log(rem) - logQ[m - 1])
-        return max(0.0, eps)
+            return float(self.values[j])
+        return max(0.0, float(np.log(rem) - self._log_q[j]))
 
 
 def delta_of_eps(values: np.ndarray, probs: np.ndarray, p_inf: float, eps: float) -> float:

@@ -8,3 +8,4 @@ from .inputs import LogDensityPair, PrivacyLossSampler
 from .empirical import EmpiricalPRV
 from .planner import min_samples, plan_samples
 from .accountant import SampledAccountant
+from .validate import ValidationReport, validate

@@ -46,12 +46,9 @@ def sample_histogram(mechanism: object, direction: str, *, n: int, lo: float, h:
         fn = kernels.loss_histogram
     except Exception:  # noqa: BLE001 - kernels not installed / not built
         fn = None
-    if fn is not None and not hasattr(mechanism, "_numpy_loss_sampler"):
-        try:
-            return fn(mechanism, direction=direction, n=n, lo=lo, h=h, bins=bins, seed=seed,
-                      progress=progress)
-        except (TypeError, NotImplementedError):
-            pass
+    if fn is not None:
+        return fn(mechanism, direction=direction, n=n, lo=lo, h=h, bins=bins, seed=seed,
+                  progress=progress)
     return _np_hist.loss_histogram(mechanism, direction=direction, n=n, lo=lo, h=h, bins=bins,
                                    seed=seed, progress=progress)
 

@@ -158,6 +158,10 @@ class LogDensityPair:
             return loss
         return f
 
+    def _loss_sampler(self, direction: str) -> LossSamplerFn:
+        """Source protocol of :func:`sampledprv.sampled.kernels.loss_histogram` (numpy path)."""
+        return self._numpy_loss_sampler(direction)
+
     # -- checks ---------------------------------------------------------------------
     def check(self, rng: Optional[np.random.Generator] = None, n: int = _CHECK_N) -> dict:
         r"""Sanity-check the pair on ``n`` draws; raise :class:`ValueError` naming the fix.
@@ -274,6 +278,10 @@ class PrivacyLossSampler:
                                  "return +inf for infinite loss, never NaN")
             return out
         return f
+
+    def _loss_sampler(self, direction: str) -> LossSamplerFn:
+        """Source protocol of :func:`sampledprv.sampled.kernels.loss_histogram`."""
+        return self._numpy_loss_sampler(direction)
 
     def check(self, rng: Optional[np.random.Generator] = None, n: int = _CHECK_N) -> dict:
         r"""Check shapes and NaN, and that :math:`E[e^{-Y}] \le 1` (a property of every

@@ -78,7 +78,7 @@ def _rotl(x, k):  # pragma: no cover - numba
     return (x << uint64(k)) | (x >> uint64(64 - k))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def next_u64(state: np.ndarray) -> np.uint64:  # pragma: no cover - numba
     """Next 64 random bits of xoshiro256++; advances ``state`` (uint64[4]) in place."""
     s0 = state[0]
@@ -100,19 +100,19 @@ def next_u64(state: np.ndarray) -> np.uint64:  # pragma: no cover - numba
     return result
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def uniform(state: np.ndarray) -> float:  # pragma: no cover - numba
     """:math:`U[0, 1)`: ``k / 2**53`` with ``k`` the top 53 bits of :func:`next_u64`."""
     return float(next_u64(state) >> uint64(11)) * _INV_2_53
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def uniform_open(state: np.ndarray) -> float:  # pragma: no cover - numba
     """:math:`U(0, 1)`: ``(k + 1/2) / 2**53``, never 0 or 1 (safe inside ``log``)."""
     return (float(next_u64(state) >> uint64(11)) + 0.5) * _INV_2_53
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def random_sign(state: np.ndarray) -> float:  # pragma: no cover - numba
     """``+1.0`` or ``-1.0`` with probability 1/2 each (top bit of :func:`next_u64`)."""
     return 1.0 if (next_u64(state) >> uint64(63)) == uint64(0) else -1.0
@@ -189,7 +189,7 @@ _EXP_W, _EXP_K, _EXP_F = _ziggurat_tables(
     lambda t: math.exp(-t), lambda y: -math.log(y), _EXP_R, _EXP_V, 56)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def exponential(state: np.ndarray) -> float:  # pragma: no cover - numba
     r"""Standard exponential :math:`\mathrm{Exp}(1)` by a 256-layer ziggurat.
 
@@ -210,7 +210,7 @@ def exponential(state: np.ndarray) -> float:  # pragma: no cover - numba
             return x
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def normal(state: np.ndarray) -> float:  # pragma: no cover - numba
     r"""Standard normal :math:`N(0, 1)` by a 256-layer ziggurat.
 
@@ -236,7 +236,7 @@ def normal(state: np.ndarray) -> float:  # pragma: no cover - numba
             return -x if neg else x
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def gamma(state: np.ndarray, a: float) -> float:  # pragma: no cover - numba
     r"""Gamma(a, 1) for ``a > 0`` (Marsaglia & Tsang 2000).
 

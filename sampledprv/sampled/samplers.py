@@ -66,7 +66,7 @@ GG_LAPLACE_ENV = 2     #: 1 < beta < 2
 GG_GAUSS_ENV = 3       #: beta > 2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gg_consts(beta: float) -> np.ndarray:  # pragma: no cover - numba
     c = np.empty(7)
     c[0] = beta
@@ -120,7 +120,7 @@ def gg_acceptance(beta: float) -> float:
     return 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pow_beta(x: float, beta: float, pint: float, pq: float) -> float:  # pragma: no cover
     r""":math:`x^\beta` for ``x >= 0``; exact-arithmetic shortcut when ``pint >= 0``.
 
@@ -143,7 +143,7 @@ def pow_beta(x: float, beta: float, pint: float, pq: float) -> float:  # pragma:
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def gg_standard(state: np.ndarray, c: np.ndarray) -> tuple[float, float]:  # pragma: no cover
     r"""One draw :math:`y \sim GG(\beta, 1)` and :math:`|y|^\beta`, exactly.
 
@@ -191,19 +191,19 @@ def gg_gamma_transform(state: np.ndarray, beta: float, scale: float) -> float:  
     return random_sign(state) * scale * _gamma(state, 1.0 / beta) ** (1.0 / beta)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def gaussian(state: np.ndarray, mean: float, sigma: float) -> float:  # pragma: no cover
     """One draw of :math:`N(\\mathrm{mean}, \\sigma^2)`."""
     return mean + sigma * normal(state)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def laplace(state: np.ndarray, loc: float, b: float) -> float:  # pragma: no cover
     """One draw of the Laplace law with density :math:`e^{-|x - loc|/b}/(2b)`."""
     return loc + b * random_sign(state) * exponential(state)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def subsampled_loss(loss: float, q: float) -> float:  # pragma: no cover - numba
     r""":math:`\log(1 - q + q e^{\ell})`, stable for every :math:`\ell \in [-\infty, \infty]`.
 
