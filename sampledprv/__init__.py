@@ -19,6 +19,8 @@ __version__ = "0.1.0"
 # --- core accountant (issue 2) ---
 from .accountant import Accountant
 # --- sampled accountant (issue 3) ---
+from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler, SampledAccountant,
+                      ValidationReport, min_samples, plan_samples, validate)
 # --- Generalized Gaussian tools (issue 4) ---
 from .calibration import Calibration, calibrate, calibrate_generalized_gaussian
 from .ggnmax import generalized_gaussian_noise, ggnmax
