@@ -74,10 +74,11 @@ class Interval:
 
     def __str__(self) -> str:
         w = self.width
-        if math.isfinite(w) and w > 0:
-            dec = max(2, min(12, 2 - math.floor(math.log10(w))))
-            fmt = lambda x: f"{x:.{dec}f}" if math.isfinite(x) else str(x)  # noqa: E731
+        top = max(abs(self.lower), abs(self.upper))
+        if math.isfinite(w) and w > 0 and math.isfinite(top) and top > 0:
+            sig = max(3, min(15, 2 + math.ceil(math.log10(top / w))))
         else:
-            fmt = lambda x: f"{x:.6g}"  # noqa: E731
+            sig = 6
+        fmt = lambda x: f"{x:.{sig}g}"  # noqa: E731
         return (f"[{fmt(self.lower)}, {fmt(self.upper)}] (estimate {fmt(self.estimate)}; "
                 f"{self.describe()})")

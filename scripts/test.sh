@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# One command: set up the environment and run the whole test suite (and build the docs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup_env.sh
+.venv/bin/python -m pytest -q "$@"
+if [ -f mkdocs.yml ]; then
+  .venv/bin/python -m mkdocs build --strict -q -d /tmp/sampledprv-site
+fi
