@@ -37,6 +37,7 @@ from . import _validation as v
 from .engine.compose import ComposedPMF, GridTooLargeError, compose_lattices
 from .engine.curve import PrivacyCurve
 from .engine.discretize import Discretized, discretize
+from .engine.evolving import compose_two_level, split_count
 from .interval import DETERMINISTIC, Interval
 from .mechanisms import Gaussian, Mechanism
 from .prv import privacy_loss
@@ -47,6 +48,8 @@ METHOD = "mean-preserving discretization + Hoeffding coupling (GLW Thm 5.5) + FF
 
 # shares of delta_error
 _HOEFFDING, _OUTSIDE, _SPILL = 0.5, 0.2, 0.1   # spill share is per side
+#: self-compositions at least this long use the two-level scheme (engine/evolving.py)
+_TWO_LEVEL_COUNT = 2048
 
 
 @dataclass(frozen=True)
@@ -145,11 +148,30 @@ class Accountant:
         return tuple(self._composition.items())
 
     # ---- numerics -----------------------------------------------------------------------
-    def _mesh(self, k_total: int) -> float:
+    @staticmethod
+    def _snap(h: float) -> float:
+        """Round a mesh down to the ladder 2^(j/4) so that caches survive small changes."""
+        return 2.0 ** (math.floor(4.0 * math.log2(h)) / 4.0)
+
+    def _plan(self, composition: dict[Mechanism, int]) -> tuple[float, int, dict, float]:
+        """Mesh ``h``, coarse factor (1 = single level), splits, and the Azuma variance.
+
+        The rounding errors enter one Azuma-Hoeffding bound
+        :math:`P(\sum > t) \le \exp(-2t^2/V)`; the budget :math:`V^* = 2t^2/\log(1/\delta_H)`
+        is spent on the fine level only (``V = K h^2``) for short compositions, and split
+        half / half between the fine and the coarse level for long ones."""
         t = self.eps_error
-        d_h = _HOEFFDING * self.delta_error
-        h = t * math.sqrt(2.0 / (k_total * math.log(1.0 / d_h)))
-        return 2.0 ** (math.floor(4.0 * math.log2(h)) / 4.0)   # ladder for cache reuse
+        v_star = 2.0 * t * t / math.log(1.0 / (_HOEFFDING * self.delta_error))
+        k_total = sum(composition.values())
+        if max(composition.values()) < _TWO_LEVEL_COUNT:
+            h = self._snap(math.sqrt(v_star / k_total))
+            return h, 1, {}, k_total * h * h
+        h = self._snap(math.sqrt(0.5 * v_star / k_total))
+        splits = {m: split_count(c) for m, c in composition.items()}
+        events = sum(sp_.coarse_events for sp_ in splits.values())
+        factor = max(1, int(math.sqrt(0.5 * v_star / events) / h))
+        variance = k_total * h * h + events * (factor * h) ** 2
+        return h, factor, splits, variance
 
     def _build(self) -> dict[str, _DirectionCurve]:
         if self._curves is not None:
@@ -158,8 +180,8 @@ class Accountant:
             raise ValueError("nothing composed yet: call compose(mechanism, count) first")
         composition = self._effective_composition()
         k_total = sum(composition.values())
-        h = self._mesh(k_total)
-        hoeffding = math.exp(-2.0 * self.eps_error ** 2 / (k_total * h * h))
+        h, factor, splits, variance = self._plan(composition)
+        hoeffding = math.exp(-2.0 * self.eps_error ** 2 / variance)
         tau = _OUTSIDE * self.delta_error / (2.0 * k_total)
         tau = 10.0 ** math.floor(math.log10(tau))
         symmetric = all(m.symmetric for m in composition)
@@ -172,12 +194,19 @@ class Accountant:
                 if key not in self._discretized:
                     self._discretized[key] = discretize(privacy_loss(mech, direction), h, tau)
                 d = self._discretized[key]
-                comps.append((d.pmf, count))
+                comps.append((d.pmf, splits[mech] if factor > 1 else count))
                 outside += count * d.outside_mass
                 mass_error += count * d.mass_error
             try:
-                composed = compose_lattices(comps, tail_mass=_SPILL * self.delta_error,
-                                            max_size=self.max_grid_size)
+                if factor > 1:
+                    n_inner = sum(sp_.coarse_events for sp_ in splits.values())
+                    composed, tv = compose_two_level(
+                        comps, factor, inner_tail=_SPILL * self.delta_error / (4 * n_inner),
+                        tail_mass=0.5 * _SPILL * self.delta_error, max_size=self.max_grid_size)
+                else:
+                    composed = compose_lattices(comps, tail_mass=_SPILL * self.delta_error,
+                                                max_size=self.max_grid_size)
+                    tv = 0.0
             except GridTooLargeError as err:
                 raise ValueError(
                     f"eps_error={self.eps_error} for {k_total:,} composed mechanisms needs an "
@@ -185,10 +214,12 @@ class Accountant:
                     f"max_grid_size={self.max_grid_size:,}; increase eps_error (the grid "
                     "shrinks like 1/eps_error) or raise max_grid_size if you have the "
                     "memory (~24 bytes per point)") from None
-            curve = PrivacyCurve(composed.values, composed.probs, composed.p_inf)
+            curve = PrivacyCurve(composed.values, composed.probs, composed.p_inf,
+                                 eps_min=-self.eps_error)
             curves[direction] = _DirectionCurve(
                 composed, min(1.0, outside), hoeffding, self.eps_error, curve,
-                composed.numeric_error + mass_error)
+                composed.numeric_error + mass_error + tv)
+            del composed, curve
         self._curves = curves
         return curves
 

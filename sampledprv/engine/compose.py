@@ -104,7 +104,7 @@ def _chernoff_window(components: Sequence[tuple[LatticePMF, int]],
         lo_support += c * t.offset * t.h
         hi_support += c * (t.offset + t.probs.size - 1) * t.h
     sd = max(np.sqrt(total_var), components[0][0].h)
-    lam = np.concatenate([np.geomspace(1e-3, 1e3, 121)]) / sd
+    lam = np.geomspace(1e-3, 1e3, 49) / sd
     log_m_pos = np.zeros_like(lam)
     log_m_neg = np.zeros_like(lam)
     for pmf, c in components:

@@ -38,7 +38,7 @@ class Discretized:
     mass_error: float       # bound on sum_j |rounding error of probs[j]|
 
 
-_ULPS = 16 * np.finfo(np.float64).eps   # assumed accuracy of a CDF / SF evaluation
+_ULPS = 4 * np.finfo(np.float64).eps   # assumed accuracy of a CDF / SF evaluation (scipy ndtr, gammainc)
 
 
 def _half_masses(dist: LossDistribution, edges: np.ndarray) -> tuple[np.ndarray, float]:
@@ -53,10 +53,18 @@ def _half_masses(dist: LossDistribution, edges: np.ndarray) -> tuple[np.ndarray,
     not the sum over buckets; masses clipped at zero are added on top."""
     if dist.cont_mass <= 0:
         return np.zeros(edges.size - 1), 0.0
-    # split at the continuous part's median-ish point
-    F = dist.cdf_cont(edges)
-    split = int(np.searchsorted(F, 0.5 * dist.cont_mass))
-    split = min(max(split, 0), edges.size - 1)
+    # split near the continuous part's median (bisection on the edge index): CDF
+    # differences below it, survival-function differences above it
+    lo, hi = 0, edges.size - 1
+    half = 0.5 * dist.cont_mass
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if float(dist.cdf_cont(edges[mid:mid + 1])[0]) < half:
+            lo = mid
+        else:
+            hi = mid
+    split = hi
+    F = dist.cdf_cont(edges[: split + 1])
     S = dist.sf_cont(edges[split:])
     masses = np.empty(edges.size - 1)
     masses[:split] = np.diff(F[: split + 1])

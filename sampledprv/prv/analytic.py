@@ -11,7 +11,7 @@ sensitivity.  The remove direction is ``under_p``; the add direction is the law 
 from __future__ import annotations
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from ..mechanisms import (ApproxDP, Gaussian, GeneralizedGaussian, GGNMax, Laplace, PureDP,
                           RandomizedResponse)
@@ -31,8 +31,9 @@ def _gaussian_mu(mu: float) -> LossPair:
 
     def law(mean: float) -> LossDistribution:
         return LossDistribution(
-            cdf_cont=lambda y: stats.norm.cdf((np.asarray(y) - mean) / mu),
-            sf_cont=lambda y: stats.norm.sf((np.asarray(y) - mean) / mu), cont_mass=1.0)
+            cdf_cont=lambda y: special.ndtr((np.asarray(y, dtype=np.float64) - mean) / mu),
+            sf_cont=lambda y: special.ndtr((mean - np.asarray(y, dtype=np.float64)) / mu),
+            cont_mass=1.0)
     return law(m), law(-m)
 
 
