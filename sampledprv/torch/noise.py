@@ -27,7 +27,8 @@ carries its own samplers:
     :math:`|X| = s\,G^{1/\beta}` with :math:`G \sim \Gamma(1/\beta, 1)`, from a
     generator-aware Marsaglia-Tsang sampler with the shape boost
     :math:`G_{a} = G_{a+1} U^{1/a}`, so :math:`|X|/s = G_{1+1/\beta}^{1/\beta} U`.
-``beta == 1`` and ``beta == 2`` always use the direct samplers (exponential and normal).
+``beta == 1`` and ``beta == 2`` use direct samplers: ``scale * randn / sqrt(2)``, and for
+Laplace one uniform ``U``: :math:`|X| = -s\log(1 - \{2U\})`, sign of :math:`U - 1/2`.
 """
 
 from __future__ import annotations
@@ -89,34 +90,50 @@ def _resolve(generator: Optional[torch.Generator], device, dtype):
     return device, dtype, work
 
 
+def _propose(m: int, beta: float, kind: str, rate: float, log_m: float, generator, device,
+             dtype) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``m`` signed proposals and their rejection flags (unit-scale target).
+
+    Laplace envelope: ``Y = c|X| ~ Exp(1)``; since :math:`c^\beta = \beta` the test reads
+    :math:`\log|W| \le Y - Y^\beta/\beta - \log M`, and the sign is that of ``W = 2V - 1``.
+    Gaussian envelope: ``X = Z / sqrt(2a)`` and the test reads
+    :math:`\log V \le Z^2/2 - |X|^\beta - \log M`; the sign is that of ``Z``.
+    """
+    if kind == "laplace":
+        y = torch.rand(m, generator=generator, device=device, dtype=dtype)
+        y.neg_().log1p_().neg_()                                  # Exp(1)
+        w = torch.rand(m, generator=generator, device=device, dtype=dtype).mul_(2.0).sub_(1.0)
+        # y^beta as exp(beta log y): vectorized, unlike pow with a fractional exponent
+        rhs = y.log().mul_(beta).exp_().mul_(-1.0 / beta).add_(y).sub_(log_m)
+        x = y.mul_(1.0 / rate).copysign_(w)
+        reject = w.abs_().log_() > rhs
+    else:
+        x = torch.randn(m, generator=generator, device=device, dtype=dtype)
+        rhs = x.square().mul_(0.5).sub_(log_m)
+        x.mul_(1.0 / math.sqrt(2.0 * rate))                       # N(0, 1/(2a))
+        rhs.sub_(x.abs().log_().mul_(beta).exp_())
+        v = torch.rand(m, generator=generator, device=device, dtype=dtype)
+        reject = v.log_() > rhs
+    return x, reject
+
+
 def _rejection(n: int, beta: float, generator, device, dtype) -> torch.Tensor:
     """``n`` signed draws of the unit-scale GG by rejection (see module docstring).
 
-    The sign comes for free: from the Gaussian proposal's sign, or (Laplace envelope)
-    from the sign of ``W = 2V - 1`` whose magnitude is the acceptance uniform.
+    The first round proposes ``n`` candidates in place; later rounds redraw only the
+    rejected positions, so no full-size compaction is needed.
     """
     kind, rate, log_m = _envelope(beta)
     acc = envelope_acceptance(beta)
-    out = torch.empty(n, device=device, dtype=dtype)
-    filled = 0
-    while filled < n:
-        need = n - filled
-        m = int(need / acc * 1.05) + 64
-        if kind == "laplace":
-            u = torch.rand(m, generator=generator, device=device, dtype=dtype)
-            x = torch.log1p(-u).mul_(-1.0 / rate)            # Exp(rate) >= 0
-            w = torch.rand(m, generator=generator, device=device, dtype=dtype).mul_(2.0).sub_(1.0)
-            accept = torch.log(w.abs()) <= rate * x - x.pow(beta) - log_m
-            signed = torch.where(w >= 0, x, -x)
-        else:
-            z = torch.randn(m, generator=generator, device=device, dtype=dtype)
-            signed = z.mul_(1.0 / math.sqrt(2.0 * rate))     # N(0, 1/(2a))
-            x = signed.abs()
-            v = torch.rand(m, generator=generator, device=device, dtype=dtype)
-            accept = torch.log(v) <= rate * x * x - x.pow(beta) - log_m
-        signed = signed[accept][:need]
-        out[filled:filled + signed.numel()] = signed
-        filled += signed.numel()
+    out, reject = _propose(n, beta, kind, rate, log_m, generator, device, dtype)
+    todo = torch.nonzero(reject).squeeze(1)
+    while todo.numel():
+        k = todo.numel()
+        x, bad = _propose(int(k / acc * 1.2) + 32, beta, kind, rate, log_m, generator, device,
+                          dtype)
+        x = x[~bad][:k]
+        out[todo[:x.numel()]] = x
+        todo = todo[x.numel():]
     return out
 
 
@@ -198,16 +215,15 @@ def generalized_gaussian(shape: Shape, beta: float, scale: float = 1.0, *,
         return torch.empty(shape, device=device, dtype=out_dtype)
     if beta == 2.0 and method != "gamma":
         x = torch.randn(n, generator=generator, device=device, dtype=work)
-        return (x * (scale / math.sqrt(2.0))).reshape(shape).to(out_dtype)
+        return x.mul_(scale / math.sqrt(2.0)).reshape(shape).to(out_dtype)
     if beta == 1.0 and method != "gamma":
+        # one uniform: |X| = -log(1 - frac(2U)) ~ Exp(1), sign(X) = sign(U - 1/2)
         u = torch.rand(n, generator=generator, device=device, dtype=work)
-        w = torch.rand(n, generator=generator, device=device, dtype=work)
-        mag = -torch.log1p(-u)
-        x = torch.where(w >= 0.5, mag, -mag)
+        x = torch.mul(u, 2.0).frac_().neg_().log1p_().neg_().copysign_(u.sub_(0.5))
     elif method == "gamma":
         g = sample_gamma(n, 1.0 + 1.0 / beta, generator=generator, device=device, dtype=work)
         w = torch.rand(n, generator=generator, device=device, dtype=work).mul_(2.0).sub_(1.0)
         x = g.pow(1.0 / beta) * w                       # |W| ~ U(0,1), sign(W) independent
     else:
         x = _rejection(n, beta, generator, device, work)
-    return (x * scale).reshape(shape).to(out_dtype)
+    return x.mul_(scale).reshape(shape).to(out_dtype)
