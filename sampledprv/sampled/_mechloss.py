@@ -116,11 +116,11 @@ def _base_loss(state, prm, from_p):  # pragma: no cover - numba
         return e - abs(y + d)
     if kind == KIND_GG:
         d = prm[_HEAD]
-        c = prm[_HEAD + 1:_HEAD + 8]
-        y, yb = gg_standard(state, c)
+        o = _HEAD + 1
+        y, yb = gg_standard(state, prm, o)
         if from_p:
-            return pow_beta(abs(y - d), c[0], c[5], c[6]) - yb
-        return yb - pow_beta(abs(y + d), c[0], c[5], c[6])
+            return pow_beta(abs(y - d), prm[o], prm[o + 5], prm[o + 6]) - yb
+        return yb - pow_beta(abs(y + d), prm[o], prm[o + 5], prm[o + 6])
     # two-point law with atoms at +-inf
     eps = prm[_HEAD]
     p = prm[_HEAD + 1]
@@ -134,7 +134,7 @@ def _base_loss(state, prm, from_p):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def builtin_fill(state: np.ndarray, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+def builtin_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
     """Fill ``out`` with privacy-loss samples of the spec encoded in ``prm``."""
     mode = prm[1]
     q = prm[2]

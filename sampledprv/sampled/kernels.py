@@ -20,7 +20,8 @@ Sources (the ``mechanism`` argument).
 
    * a Numba-jitted ``fill(state, out) -> None`` that writes ``len(out)`` privacy-loss
      samples into the float64 array ``out``, drawing its randomness only from the
-     xoshiro256++ ``state`` (``uint64[4]``) with the functions of
+     xoshiro256++ ``state`` (a record of :data:`~sampledprv.sampled.rng.STATE_DTYPE`;
+     treat it as opaque) with the functions of
      :mod:`sampledprv.sampled.rng` / :mod:`sampledprv.sampled.samplers`;
    * a tuple ``(fill, params)`` with a jitted ``fill(state, params, out)`` and a
      float64 array ``params`` (lets one compiled ``fill`` serve many parameter values);
@@ -182,20 +183,25 @@ def _hist_chunk(fill, params, states, remaining, done, per_stream, lo, h,
     inv_h = 1.0 / h
     for t in prange(n_thr):
         buf = np.empty(BLOCK)
+        # thread-local copies: no shared reference counts or cache lines in the hot loop
+        prm = params.copy()
+        local = states[t:t + 1].copy()
+        st = local[0]
         for s in range(t, n_str, n_thr):
             m = min(remaining[s], per_stream)
-            st = states[s]
+            local[0] = states[s]
             k0 = 0
             while k0 < m:
                 k = min(BLOCK, m - k0)
                 out = buf[:k]
-                fill(st, params, out)
+                fill(st, prm, out)
                 for i in range(k):
                     y = out[i]
                     if y != y and nan_at[s] < 0:
                         nan_at[s] = done[s] + k0 + i
                     _bin_one(y, lo, h, inv_h, hi, bins, hist, t, extra)
                 k0 += k
+            states[s] = local[0]
             remaining[s] -= m
             done[s] += m
 

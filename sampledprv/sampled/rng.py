@@ -1,9 +1,12 @@
 r"""Inlined xoshiro256++ random numbers for Numba kernels.
 
-Every sampler of :mod:`sampledprv.sampled` draws from a *state*: a ``uint64`` array of
-shape ``(4,)`` holding one xoshiro256++ generator (Blackman & Vigna, 2019; period
-:math:`2^{256}-1`).  The functions below are ``numba.njit`` functions that take the
-state as their first argument and advance it in place, so they inline into the fused
+Every sampler of :mod:`sampledprv.sampled` draws from a *state*: one xoshiro256++
+generator (Blackman & Vigna, 2019; period :math:`2^{256}-1`) stored as a record of
+:data:`STATE_DTYPE` (four ``uint64`` fields ``s0..s3``), i.e. an element of the
+structured array returned by :func:`seed_states`.  Records are passed by reference
+without reference counting, which keeps the hot loops free of atomic operations.
+The functions below are ``numba.njit(inline="always")`` functions that take the state
+as their first argument and advance it in place, so they inline into the fused
 histogram kernels (:mod:`sampledprv.sampled.kernels`) with no call overhead.  User
 code that plugs a custom sampler into the kernels calls them the same way::
 
@@ -37,11 +40,15 @@ import numpy as np
 from numba import njit, uint64
 
 __all__ = [
-    "seed_states", "next_u64", "uniform", "uniform_open", "exponential", "normal",
+    "STATE_DTYPE", "seed_states", "new_state", "next_u64", "uniform", "uniform_open", "exponential", "normal",
     "gamma", "random_sign",
 ]
 
 _INV_2_53 = 1.0 / 9007199254740992.0
+
+#: dtype of one generator state (a numba Record inside jitted code).
+STATE_DTYPE = np.dtype([("s0", np.uint64), ("s1", np.uint64), ("s2", np.uint64),
+                        ("s3", np.uint64)])
 
 
 def seed_states(seed: object, n_streams: int) -> np.ndarray:
@@ -58,19 +65,26 @@ def seed_states(seed: object, n_streams: int) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        ``uint64`` array of shape ``(n_streams, 4)``; row ``i`` is the state of stream ``i``
-        (never all-zero, the one forbidden xoshiro state).
+        Structured array of shape ``(n_streams,)`` and dtype :data:`STATE_DTYPE`;
+        element ``i`` is the state of stream ``i`` (never all-zero, the one forbidden
+        xoshiro state).  Inside jitted code ``states[i]`` is a mutable record.
     """
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    states = np.empty((n_streams, 4), dtype=np.uint64)
+    raw = np.empty((n_streams, 4), dtype=np.uint64)
     for i in range(n_streams):
         child = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (i,),
                                        pool_size=root.pool_size)
         st = child.generate_state(4, np.uint64)
         if not st.any():  # pragma: no cover - probability 2**-256
             st[0] = 1
-        states[i] = st
-    return states
+        raw[i] = st
+    return raw.view(STATE_DTYPE).reshape(n_streams)
+
+
+def new_state(seed: object = None) -> np.ndarray:
+    """One generator state (a 0-d structured array; ``new_state(seed)[()]`` in Python,
+    or pass the 1-element array ``seed_states(seed, 1)`` and index ``[0]`` in jitted code)."""
+    return seed_states(seed, 1)[0]
 
 
 @njit(inline="always")
@@ -79,12 +93,12 @@ def _rotl(x, k):  # pragma: no cover - numba
 
 
 @njit(cache=True, inline="always")
-def next_u64(state: np.ndarray) -> np.uint64:  # pragma: no cover - numba
-    """Next 64 random bits of xoshiro256++; advances ``state`` (uint64[4]) in place."""
-    s0 = state[0]
-    s1 = state[1]
-    s2 = state[2]
-    s3 = state[3]
+def next_u64(state) -> np.uint64:  # pragma: no cover - numba
+    """Next 64 random bits of xoshiro256++; advances the ``state`` record in place."""
+    s0 = state.s0
+    s1 = state.s1
+    s2 = state.s2
+    s3 = state.s3
     result = _rotl(s0 + s3, 23) + s0
     t = s1 << uint64(17)
     s2 ^= s0
@@ -93,27 +107,27 @@ def next_u64(state: np.ndarray) -> np.uint64:  # pragma: no cover - numba
     s0 ^= s3
     s2 ^= t
     s3 = _rotl(s3, 45)
-    state[0] = s0
-    state[1] = s1
-    state[2] = s2
-    state[3] = s3
+    state.s0 = s0
+    state.s1 = s1
+    state.s2 = s2
+    state.s3 = s3
     return result
 
 
 @njit(cache=True, inline="always")
-def uniform(state: np.ndarray) -> float:  # pragma: no cover - numba
+def uniform(state) -> float:  # pragma: no cover - numba
     """:math:`U[0, 1)`: ``k / 2**53`` with ``k`` the top 53 bits of :func:`next_u64`."""
     return float(next_u64(state) >> uint64(11)) * _INV_2_53
 
 
 @njit(cache=True, inline="always")
-def uniform_open(state: np.ndarray) -> float:  # pragma: no cover - numba
+def uniform_open(state) -> float:  # pragma: no cover - numba
     """:math:`U(0, 1)`: ``(k + 1/2) / 2**53``, never 0 or 1 (safe inside ``log``)."""
     return (float(next_u64(state) >> uint64(11)) + 0.5) * _INV_2_53
 
 
 @njit(cache=True, inline="always")
-def random_sign(state: np.ndarray) -> float:  # pragma: no cover - numba
+def random_sign(state) -> float:  # pragma: no cover - numba
     """``+1.0`` or ``-1.0`` with probability 1/2 each (top bit of :func:`next_u64`)."""
     return 1.0 if (next_u64(state) >> uint64(63)) == uint64(0) else -1.0
 
@@ -190,7 +204,7 @@ _EXP_W, _EXP_K, _EXP_F = _ziggurat_tables(
 
 
 @njit(cache=True, inline="always")
-def exponential(state: np.ndarray) -> float:  # pragma: no cover - numba
+def exponential(state) -> float:  # pragma: no cover - numba
     r"""Standard exponential :math:`\mathrm{Exp}(1)` by a 256-layer ziggurat.
 
     8 bits choose the layer, 56 bits the abscissa; about 98.9% of draws cost one
@@ -211,7 +225,7 @@ def exponential(state: np.ndarray) -> float:  # pragma: no cover - numba
 
 
 @njit(cache=True, inline="always")
-def normal(state: np.ndarray) -> float:  # pragma: no cover - numba
+def normal(state) -> float:  # pragma: no cover - numba
     r"""Standard normal :math:`N(0, 1)` by a 256-layer ziggurat.
 
     8 bits choose the layer, 1 bit the sign, 52 bits the abscissa; the tail beyond
@@ -237,7 +251,7 @@ def normal(state: np.ndarray) -> float:  # pragma: no cover - numba
 
 
 @njit(cache=True, inline="always")
-def gamma(state: np.ndarray, a: float) -> float:  # pragma: no cover - numba
+def gamma(state, a: float) -> float:  # pragma: no cover - numba
     r"""Gamma(a, 1) for ``a > 0`` (Marsaglia & Tsang 2000).
 
     For :math:`a \ge 1`, with :math:`d = a - 1/3`, :math:`c = 1/\sqrt{9d}`: draw

@@ -144,39 +144,46 @@ def pow_beta(x: float, beta: float, pint: float, pq: float) -> float:  # pragma:
 
 
 @njit(cache=True, inline="always")
-def gg_standard(state: np.ndarray, c: np.ndarray) -> tuple[float, float]:  # pragma: no cover
+def gg_standard(state, c: np.ndarray,
+                o: int = 0) -> tuple[float, float]:  # pragma: no cover - numba
     r"""One draw :math:`y \sim GG(\beta, 1)` and :math:`|y|^\beta`, exactly.
 
     Parameters
     ----------
-    state : uint64[4]
+    state : record of ``STATE_DTYPE``
         xoshiro256++ state, advanced in place.
-    c : float64[7]
-        Constants from :func:`gg_setup`.
+    c : float64 array
+        Constants from :func:`gg_setup` stored at ``c[o:o+7]`` (an offset rather than
+        a slice: slicing in the hot loop would cost reference counting).
+    o : int
+        Offset of the constants in ``c``.
     """
-    method = c[1]
+    method = c[o + 1]
     if method == GG_EXACT_LAPLACE:
         e = exponential(state)
         return random_sign(state) * e, e
     if method == GG_EXACT_GAUSS:
-        y = normal(state) * c[2]
+        y = normal(state) * c[o + 2]
         return y, y * y
+    beta, pint, pq, rstar = c[o], c[o + 5], c[o + 6], c[o + 4]
     if method == GG_LAPLACE_ENV:
-        lam = c[2]
+        lam = c[o + 2]
+        inv_lam = 1.0 / lam
         while True:
-            a = exponential(state) / lam
-            ab = pow_beta(a, c[0], c[5], c[6])
-            if exponential(state) >= ab - lam * a + c[4]:
+            a = exponential(state) * inv_lam
+            ab = pow_beta(a, beta, pint, pq)
+            if exponential(state) >= ab - lam * a + rstar:
                 return random_sign(state) * a, ab
+    sd, kappa = c[o + 2], c[o + 3]
     while True:  # Gaussian envelope
-        y = normal(state) * c[2]
-        ab = pow_beta(abs(y), c[0], c[5], c[6])
-        if exponential(state) >= ab - c[3] * y * y + c[4]:
+        y = normal(state) * sd
+        ab = pow_beta(abs(y), beta, pint, pq)
+        if exponential(state) >= ab - kappa * y * y + rstar:
             return y, ab
 
 
 @njit(cache=True)
-def generalized_gaussian(state: np.ndarray, beta: float, scale: float,
+def generalized_gaussian(state, beta: float, scale: float,
                          out: np.ndarray) -> None:  # pragma: no cover - numba
     """Fill ``out`` with i.i.d. ``GG(beta, scale)`` draws (``scipy.stats.gennorm``)."""
     c = _gg_consts(beta)
@@ -185,20 +192,20 @@ def generalized_gaussian(state: np.ndarray, beta: float, scale: float,
 
 
 @njit(cache=True)
-def gg_gamma_transform(state: np.ndarray, beta: float, scale: float) -> float:  # pragma: no cover
+def gg_gamma_transform(state, beta: float, scale: float) -> float:  # pragma: no cover
     r"""``GG(beta, scale)`` by the gamma transform :math:`\pm s\,G^{1/\beta}`,
     :math:`G \sim \mathrm{Gamma}(1/\beta, 1)` (reference implementation)."""
     return random_sign(state) * scale * _gamma(state, 1.0 / beta) ** (1.0 / beta)
 
 
 @njit(cache=True, inline="always")
-def gaussian(state: np.ndarray, mean: float, sigma: float) -> float:  # pragma: no cover
+def gaussian(state, mean: float, sigma: float) -> float:  # pragma: no cover
     """One draw of :math:`N(\\mathrm{mean}, \\sigma^2)`."""
     return mean + sigma * normal(state)
 
 
 @njit(cache=True, inline="always")
-def laplace(state: np.ndarray, loc: float, b: float) -> float:  # pragma: no cover
+def laplace(state, loc: float, b: float) -> float:  # pragma: no cover
     """One draw of the Laplace law with density :math:`e^{-|x - loc|/b}/(2b)`."""
     return loc + b * random_sign(state) * exponential(state)
 
