@@ -216,7 +216,8 @@ class SampledAccountant:
                 f"{need:,}, or query a larger delta", RuntimeWarning, stacklevel=3)
 
     # ---- envelope method --------------------------------------------------------------------
-    def _envelope_bounds(self, delta_hint: Optional[float]) -> tuple[dict, dict]:
+    def _envelope_bounds(self, delta_hint: Optional[float],
+                         alpha: Optional[float] = None) -> tuple[dict, dict]:
         if not self._entries:
             raise ValueError("nothing composed yet: call compose(mechanism, count) first")
         dirs = self._directions()
@@ -226,7 +227,7 @@ class SampledAccountant:
             self._check_n(delta_hint, len(used))
         hists = {d: [(self._envelope_hist(k, m, d), c) for k, (m, c) in self._entries.items()]
                  for d in dirs}
-        a_h = self.alpha / len(used)
+        a_h = (self.alpha if alpha is None else alpha) / len(used)
         h_q = max(hh.h for d in dirs for hh, _ in hists[d])
         while True:
             try:
@@ -260,29 +261,31 @@ class SampledAccountant:
         keys = list(self._entries)
         used = sorted({self._hist_key(kk, self._entries[kk][0], d) for d in dirs for kk in keys},
                       key=repr)
-        # L from the envelope windows (pilot/analytic) and the composed spread
-        L = self.seed_params.get("L")
-        if L is None:
-            L = 0.0
-            for d in dirs:
-                mean = var = 0.0
-                for kk in keys:
-                    mech, c = self._entries[kk]
-                    hh = self._envelope_hist(kk, mech, d)
-                    emp = EmpiricalPRV(hh)
-                    mu, sd = emp.moments("remove")
-                    mean, var = mean + c * mu, var + c * sd * sd
-                    L = max(L, abs(hh.lo), abs(hh.lo + hh.h * len(hh.counts)))
-                L = max(L, abs(mean) + 12.0 * math.sqrt(var) + 1e-3)
+        # alpha: half to the fine envelopes (bounding P[|sum Y| >= L - t]), half to the
+        # Clopper-Pearson bounds on P[|Y_i| >= L] (one test per histogram)
+        env_b, _ = self._envelope_bounds(None, alpha=self.alpha / 2)
         n_half = self.n_samples // 2
+        target = max(delta_ref / 20.0, 1e-300)
+        L = self.seed_params.get("L")
+        if L is None:   # smallest L whose certified tail P[|sum Y| >= L] is below delta/20
+            top = max(float(np.max(np.abs(b.up.values))) for b in env_b.values())
+            lo_a, hi_a = 0.0, max(top, 1e-3)
+            for _ in range(60):
+                mid = 0.5 * (lo_a + hi_a)
+                if max(b.tail_bound(mid) for b in env_b.values()) <= target:
+                    hi_a = mid
+                else:
+                    lo_a = mid
+            t0 = seed_default_params(k=k, n=n_half, L=hi_a, delta=delta_ref)["t"]
+            L = hi_a + t0
         p = seed_default_params(k=k, n=n_half, L=float(L), delta=delta_ref)
         p.update({kk: vv for kk, vv in self.seed_params.items() if kk != "L"})
         h = float(p["h"])
         m = int(round(p["L"] / h - 0.5))
         L_eff = (m + 0.5) * h
         fine = max(1, min(64, int(2**22 // (2 * m + 1))))
-        a_h = self.alpha / len(used)
-        halves, env = {}, {}
+        a_h = self.alpha / 2 / len(used)
+        halves = {}
         for hk in used:
             kk, d = hk
             mech = self._entries[kk][0]
@@ -302,18 +305,14 @@ class SampledAccountant:
             mean2 = float(np.dot(c2, x2) / max(c2.sum(), 1.0))
             out1 = h1.n - int(np.sum(h1.counts))
             n_in = int(min(np.sum(h1.counts), np.sum(h2.counts)))
-            tail = float(cp_upper(np.array([out1]), h1.n,
-                                  a_h / (tests_per_histogram(2 * m + 1) + 1))[0])
+            tail = float(cp_upper(np.array([out1]), h1.n, a_h)[0])
             halves[hk] = (seed_pmf(h1, mean2, L_eff, h), tail, n_in)
-            env[hk] = envelope(h1, a_h * tests_per_histogram(2 * m + 1)
-                               / (tests_per_histogram(2 * m + 1) + 1))
         n_eff = min(x[2] for x in halves.values())
         out = {}
         for d in dirs:
             comps = [(self._hist_key(kk, self._entries[kk][0], d), self._entries[kk][1])
                      for kk in keys]
-            env_b = compose_bounds([(env[hk], c) for hk, c in comps], max_size=self.max_grid)
-            tail_sum = env_b.tail_bound(L_eff - p["t"])
+            tail_sum = env_b[d].tail_bound(L_eff - p["t"])
             tails = [halves[hk][1] for hk, c in comps for _ in range(c)]
             tau, eta, parts = seed_tau_eta(k=k, n=n_eff, L=L_eff, h=h, s=p["s"], t=p["t"],
                                            tail_single=tails, tail_sum=tail_sum)
