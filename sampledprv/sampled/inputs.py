@@ -170,8 +170,8 @@ class LogDensityPair:
         relative normalization: :math:`E_P[q/p] = Q(\mathrm{supp}\,P) \le 1` and
         :math:`E_Q[p/q] \le 1`.  A Monte Carlo mean significantly above 1 means that
         ``logp`` and ``logq`` are normalized with different constants, which shifts every
-        privacy loss.  In 1-D, the integral of ``exp(logp)`` (and ``exp(logq)``) is
-        also checked by quadrature (a warning if it is not 1).
+        privacy loss.  In 1-D, the integrals of ``exp(logp)`` and ``exp(logq)`` are
+        also compared by quadrature (a warning if they differ).
         Returns the diagnostic numbers.
         """
         rng = np.random.default_rng(12345) if rng is None else rng
@@ -207,6 +207,11 @@ class LogDensityPair:
         return report
 
     def _quadrature_check(self) -> dict:
+        """1-D outputs: integrate ``exp(logp)`` and ``exp(logq)``; warn if they differ.
+
+        Only the ratio of the two normalizing constants shifts the loss, so equal
+        integrals (a common dropped constant) are accepted silently.
+        """
         from scipy import integrate
 
         out = {}
@@ -219,16 +224,18 @@ class LogDensityPair:
                     warnings.simplefilter("ignore")
                     total, _ = integrate.quad(dens, -np.inf, np.inf, limit=200)
             except Exception:  # noqa: BLE001 - density not evaluable pointwise in 1-D
-                continue
-            if not math.isfinite(total):
-                continue
+                return out
+            if not (math.isfinite(total) and total > 0):
+                return out
             out[f"integral exp({name})"] = total
-            if abs(total - 1.0) > 1e-3 and total > 0:
+        if len(out) == 2:
+            zp, zq = out["integral exp(logp)"], out["integral exp(logq)"]
+            if abs(math.log(zp / zq)) > 1e-3:
                 warnings.warn(
-                    f"the integral of exp({name}) over the real line is {total:.6g}, not 1; "
-                    f"if the outputs are 1-D, subtract log({total:.6g}) = {math.log(total):.4g} "
-                    f"from {name} (only a constant common to logp and logq is harmless)",
-                    RuntimeWarning, stacklevel=3)
+                    f"exp(logp) integrates to {zp:.6g} but exp(logq) to {zq:.6g}; different "
+                    f"normalizing constants shift every privacy loss by log({zp:.4g}/{zq:.4g}) "
+                    f"= {math.log(zp / zq):+.4g}. Normalize both (subtract log({zp:.4g}) from "
+                    f"logp and log({zq:.4g}) from logq)", RuntimeWarning, stacklevel=3)
         return out
 
 
