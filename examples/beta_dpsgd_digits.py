@@ -92,7 +92,9 @@ def main(argv=None) -> None:
         print(f"{beta:5.2f} {cal.x:8.4f} {cal.x / math.sqrt(2):7.4f} "
               f"   [{spent.lower:.4f}, {spent.upper:.4f}]      {acc:9.4f} "
               f"{time.perf_counter() - t0:5.1f}s")
-    print("eps spent: certified interval of the run (deterministic; upper <= target).")
+    print("eps spent: certified interval of the run as accounted by the GG paper (one 1-D GG "
+          "per step); exact at beta = 2. For beta != 2 the worst case over the ell_beta ball "
+          "in d dimensions can be larger: see sampledprv.gg_dimension.")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler, SampledA
 from .calibration import Calibration, calibrate, calibrate_generalized_gaussian
 from .ggnmax import generalized_gaussian_noise, ggnmax
 from .gg_tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
+from .gg_dimension import spread_epsilons, spread_lower_bound
 
 
 def __getattr__(name: str):

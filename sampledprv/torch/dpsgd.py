@@ -9,10 +9,17 @@ One step, with Poisson sampling rate ``q``, clip norm ``C`` and expected batch s
     Y_j \overset{iid}{\sim} GG(\beta, s\,C),
 
 where :math:`\|g\|_\beta = (\sum_j |g_j|^\beta)^{1/\beta}` runs over *all* coordinates of
-all parameters.  With :math:`\ell_\beta` sensitivity ``C`` the sum is the ``d``-dimensional
-GG mechanism whose PRV equals the 1-D one (GG paper, App. B.2), so each step is accounted
-as ``PoissonSubsampled(GeneralizedGaussian(beta, s), q)`` (sensitivity 1 after dividing by
-``C``).  A Gaussian-style noise multiplier ``sigma`` is ``s = sqrt(2) * sigma``; at
+all parameters.  Following the GG paper (App. B.2), each step is accounted as
+``PoissonSubsampled(GeneralizedGaussian(beta, s), q)`` (sensitivity 1 after dividing by
+``C``).
+
+.. warning::
+   That accounting is exact at ``beta = 2`` only.  For ``beta != 2`` the paper's
+   dimension-independence argument covers the one-hot difference vector, not the worst
+   case over the :math:`\ell_\beta` ball; for ``beta > 2`` the worst-case loss grows with
+   the number of parameters (see :mod:`sampledprv.gg_dimension`, which gives certified
+   lower bounds).  Treat ``beta != 2`` epsilons as the paper's, not as certified worst
+   cases.  A Gaussian-style noise multiplier ``sigma`` is ``s = sqrt(2) * sigma``; at
 ``beta = 2`` this is exactly DP-SGD with noise multiplier ``sigma``.
 
 Per-sample gradients come from anywhere: ``torch.func.vmap(torch.func.grad(loss))``

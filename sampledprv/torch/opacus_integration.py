@@ -15,6 +15,11 @@ r"""Opacus integration for beta-DP-SGD (optional extra: ``pip install opacus``).
 
 Opacus is imported when this module is imported, never by ``import sampledprv`` or
 ``import sampledprv.torch``.
+
+.. warning::
+   The per-step spec is the 1-D GG mechanism (GG paper, App. B.2), exact at ``beta = 2``;
+   for ``beta != 2`` it is not the worst case over the :math:`\ell_\beta` ball in many
+   dimensions (see :mod:`sampledprv.gg_dimension`).
 """
 
 from __future__ import annotations
