@@ -45,11 +45,13 @@ from .prv import privacy_loss
 __all__ = ["Accountant"]
 
 METHOD = "mean-preserving discretization + Hoeffding coupling (GLW Thm 5.5) + FFT"
+METHOD_TWO_LEVEL = ("mean-preserving discretization + two-level FFT with randomized regridding "
+                    "+ Azuma-Hoeffding coupling")
 
 # shares of delta_error
 _HOEFFDING, _OUTSIDE, _SPILL = 0.5, 0.2, 0.1   # spill share is per side
 #: self-compositions at least this long use the two-level scheme (engine/evolving.py)
-_TWO_LEVEL_COUNT = 2048
+_TWO_LEVEL_COUNT = 16384
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,9 @@ class Accountant:
                 composed.numeric_error + mass_error + tv)
             del composed, curve
         self._curves = curves
+        self._method = METHOD_TWO_LEVEL if factor > 1 else METHOD
+        self._levels = {"mesh_fine": h, "mesh_coarse": h * factor,
+                        "rounding_variance": variance}
         return curves
 
     def _effective_composition(self) -> dict[Mechanism, int]:
@@ -249,7 +254,7 @@ class Accountant:
             ups.append(up)
             lows.append(low)
             ests.append(min(max(c.curve(eps), low), up))
-        return Interval(max(lows), max(ests), max(ups), DETERMINISTIC, 1.0, METHOD,
+        return Interval(max(lows), max(ests), max(ups), DETERMINISTIC, 1.0, self._method,
                         self._details(curves))
 
     def epsilon(self, delta: float) -> Interval:
@@ -273,12 +278,13 @@ class Accountant:
             ups.append(up)
             lows.append(low)
             ests.append(min(max(est, low), up))
-        return Interval(max(lows), max(ests), max(ups), DETERMINISTIC, 1.0, METHOD,
+        return Interval(max(lows), max(ests), max(ups), DETERMINISTIC, 1.0, self._method,
                         self._details(curves))
 
     def _details(self, curves: dict[str, _DirectionCurve]) -> dict[str, object]:
         any_c = next(iter(curves.values()))
         return {
+            **self._levels,
             "mesh": any_c.composed.h,
             "grid_points": int(max(c.composed.probs.size for c in curves.values())),
             "directions": tuple(curves),

@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 import scipy.fft
 
-from .lattice import LatticePMF
+from .lattice import LatticePMF, _logsumexp_rows
 
 _EPS = np.finfo(np.float64).eps
 
@@ -77,40 +77,30 @@ class ComposedPMF:
         return (self.offset + np.arange(self.probs.size)) * self.h + self.shift
 
 
-def _moments(pmf: LatticePMF) -> tuple[float, float, float, float]:
-    """Mass, mean, variance and support bounds (in lattice units * h) of the finite part."""
-    m = pmf.finite_mass
-    x = (pmf.offset + np.arange(pmf.probs.size)) * pmf.h
-    if m <= 0:
-        return 0.0, 0.0, 0.0, 0.0
-    mean = float(np.dot(pmf.probs, x) / m)
-    var = float(np.dot(pmf.probs, (x - mean) ** 2) / m)
-    return m, mean, var, 0.0
-
-
 def _chernoff_window(components: Sequence[tuple[LatticePMF, int]],
                      log_tail: float) -> tuple[float, float, object]:
     """Return (lower, upper) window ends (unshifted) with Chernoff spill <= exp(log_tail)
-    on each side, and a function giving the spill bound for any window."""
-    total_mean = 0.0
-    total_var = 0.0
-    lo_support = 0.0
-    hi_support = 0.0
+    on each side, and a function giving the spill bounds for any window."""
+    coarse = []
+    total_mean = total_var = lo_support = hi_support = 0.0
     for pmf, c in components:
-        m, mean, var, _ = _moments(pmf)
+        pts, logp = pmf.two_point_blocks()
+        if pts.size == 0:
+            continue
+        w = np.exp(logp - logp.max())
+        mean = float(np.dot(w, pts) / w.sum())
         total_mean += c * mean
-        total_var += c * var
-        t = pmf.trimmed()
-        lo_support += c * t.offset * t.h
-        hi_support += c * (t.offset + t.probs.size - 1) * t.h
+        total_var += c * float(np.dot(w, (pts - mean) ** 2) / w.sum())
+        lo_support += c * float(pts.min())
+        hi_support += c * float(pts.max())
+        coarse.append((pts, logp, c))
     sd = max(np.sqrt(total_var), components[0][0].h)
     lam = np.geomspace(1e-3, 1e3, 49) / sd
     log_m_pos = np.zeros_like(lam)
     log_m_neg = np.zeros_like(lam)
-    for pmf, c in components:
-        t = pmf.trimmed()
-        log_m_pos += c * t.log_mgf_bound(lam)
-        log_m_neg += c * t.log_mgf_bound(-lam)
+    for pts, logp, c in coarse:
+        log_m_pos += c * _logsumexp_rows(logp, lam, pts)
+        log_m_neg += c * _logsumexp_rows(logp, -lam, pts)
 
     def spill(lower: float, upper: float) -> tuple[float, float]:
         up = float(np.min(np.exp(np.minimum(log_m_pos - lam * upper, 0.0)))) \

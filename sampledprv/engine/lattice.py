@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
+import numba
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,17 +64,15 @@ class LatticePMF:
         """The finite support points ``(offset + j) * h + shift``."""
         return (self.offset + np.arange(self.probs.size)) * self.h + self.shift
 
-    def log_mgf_bound(self, lam: np.ndarray, max_points: int = 4096) -> np.ndarray:
-        r"""Upper bound on ``log sum_j p_j exp(lam * (offset + j) * h)`` (finite part,
-        *without* the shift) for each ``lam`` (either sign).
+    def two_point_blocks(self, max_points: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+        r"""A coarse law that dominates this one in convex order: ``(points, log_masses)``.
 
-        The pmf is cut into at most ``max_points`` blocks; each block's mass is replaced by
-        the two-point law on the block's end points with the same mass and mean.  Since
-        :math:`e^{\lambda x}` is convex, the chord lies above it, so this can only increase
-        the MGF (Chernoff bounds built on it stay valid); and because block means are
-        kept the bound stays tight even raised to a large power (an error that only moved
-        mass by a block width would compound ``count`` times)."""
-        lam = np.atleast_1d(np.asarray(lam, dtype=np.float64))
+        The finite part (without the shift) is cut into at most ``max_points`` blocks;
+        each block's mass is replaced by the two-point law on the block's end points with
+        the same mass and mean.  For every convex function :math:`\phi` (in particular
+        :math:`e^{\lambda x}` for either sign of :math:`\lambda`) the chord lies above
+        :math:`\phi`, so MGFs of the coarse law are upper bounds, and because block means
+        are kept they stay tight even raised to a large power."""
         n = self.probs.size
         block = max(1, -(-n // max_points))
         nb = -(-n // block)
@@ -83,23 +81,25 @@ class LatticePMF:
         blocks = padded.reshape(nb, block)
         mass = blocks.sum(axis=1)
         keep = mass > 0
-        if not keep.any():
-            return np.full(lam.shape, -np.inf)
         local = blocks @ np.arange(block, dtype=np.float64)      # sum p * (index in block)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            frac = np.where(keep, local / np.where(keep, mass, 1.0), 0.0)
-        width = max(block - 1, 1)
-        w_right = np.clip(frac / width, 0.0, 1.0) if block > 1 else np.zeros(nb)
+        safe = np.where(keep, mass, 1.0)
+        w_right = np.clip(local / safe / max(block - 1, 1), 0.0, 1.0) if block > 1 \
+            else np.zeros(nb)
         left = (self.offset + np.arange(nb) * block) * self.h
         right = left + (block - 1) * self.h
-        m_left = (mass * (1.0 - w_right))[keep]
-        m_right = (mass * w_right)[keep]
         pts = np.concatenate([left[keep], right[keep]])
-        with np.errstate(divide="ignore"):
-            logp = np.log(np.concatenate([m_left, m_right]))
-        live = np.isfinite(logp)
-        pts, logp = pts[live], logp[live]
-        return logsumexp(logp[None, :] + lam[:, None] * pts[None, :], axis=1)
+        masses = np.concatenate([(mass * (1.0 - w_right))[keep], (mass * w_right)[keep]])
+        live = masses > 0
+        return pts[live], np.log(masses[live])
+
+    def log_mgf_bound(self, lam: np.ndarray, max_points: int = 4096) -> np.ndarray:
+        r"""Upper bound on ``log sum_j p_j exp(lam * (offset + j) * h)`` (finite part,
+        without the shift) for each ``lam``, from :meth:`two_point_blocks`."""
+        lam = np.atleast_1d(np.asarray(lam, dtype=np.float64))
+        pts, logp = self.two_point_blocks(max_points)
+        if pts.size == 0:
+            return np.full(lam.shape, -np.inf)
+        return _logsumexp_rows(logp, lam, pts)
 
     def trimmed(self) -> "LatticePMF":
         """Drop leading and trailing zero bins (same distribution)."""
@@ -108,3 +108,20 @@ class LatticePMF:
             return LatticePMF(np.zeros(1), self.offset, self.h, self.shift, self.p_inf)
         lo, hi = nz[0], nz[-1] + 1
         return LatticePMF(self.probs[lo:hi], self.offset + lo, self.h, self.shift, self.p_inf)
+
+
+@numba.njit(cache=True)
+def _logsumexp_rows(logp, lam, pts):  # pragma: no cover - compiled
+    """``log sum_j exp(logp_j + lam_i pts_j)`` for every ``i``."""
+    out = np.empty(lam.size)
+    for i in range(lam.size):
+        m = -np.inf
+        for j in range(pts.size):
+            v = logp[j] + lam[i] * pts[j]
+            if v > m:
+                m = v
+        acc = 0.0
+        for j in range(pts.size):
+            acc += np.exp(logp[j] + lam[i] * pts[j] - m)
+        out[i] = m + np.log(acc)
+    return out
