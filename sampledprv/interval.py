@@ -79,6 +79,6 @@ class Interval:
             sig = max(3, min(15, 2 + math.ceil(math.log10(top / w))))
         else:
             sig = 6
-        fmt = lambda x: f"{x:.{sig}g}"  # noqa: E731
+        fmt = lambda x: f"{x:#.{sig}g}".rstrip(".") if math.isfinite(x) else str(x)  # noqa: E731
         return (f"[{fmt(self.lower)}, {fmt(self.upper)}] (estimate {fmt(self.estimate)}; "
                 f"{self.describe()})")
