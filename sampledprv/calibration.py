@@ -54,8 +54,8 @@ class Calibration:
         ``delta``; ``interval.upper <= target_epsilon``.
     evaluations : int
         Number of accountant evaluations (each composes from scratch).
-    mechanism : Mechanism
-        ``make_mechanism(x)``.
+    mechanism : object
+        ``make_mechanism(x)`` (a spec, or whatever the accountant composes).
     target_epsilon, delta : float
     count : int
     """
@@ -63,7 +63,7 @@ class Calibration:
     x: float
     interval: Interval
     evaluations: int
-    mechanism: Mechanism
+    mechanism: Any
     target_epsilon: float
     delta: float
     count: int
@@ -103,8 +103,10 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], *, count: int, epsil
 
     Parameters
     ----------
-    make_mechanism : callable ``x -> Mechanism``
-        Must make privacy improve as ``x`` grows, e.g.
+    make_mechanism : callable ``x -> mechanism``
+        A spec (or anything the accountant's ``compose`` takes, e.g. a
+        ``LogDensityPair`` for the sampled accountant).  Privacy must improve as ``x``
+        grows, e.g.
         ``lambda s: sp.PoissonSubsampled(sp.GeneralizedGaussian(1.5, s), q=0.01)``.
         Invalid parameters raise :class:`ValueError` from the spec itself.
     count : int
@@ -162,8 +164,8 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], *, count: int, epsil
             raise RuntimeError(f"calibrate: more than max_evaluations={max_evaluations} "
                                "accountant evaluations; raise max_evaluations or rtol")
         mech = make_mechanism(x)
-        if not isinstance(mech, Mechanism):
-            raise ValueError(f"make_mechanism({x!r}) returned {mech!r}, not a mechanism spec")
+        if mech is None:
+            raise ValueError(f"make_mechanism({x!r}) returned None, not a mechanism")
         acc = factory()
         result = acc.compose(mech, count=count)
         acc = acc if result is None else result
@@ -192,10 +194,16 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], *, count: int, epsil
             break  # every x in range meets the target: return the smallest
         lo, hi = max(lo / 4.0, x_min), lo
     # 2. Brent on the estimate, in log x
+    def at(a: float, b: float):
+        """log-space variable -> x, returning the bracket ends exactly (no re-evaluation)."""
+        la, lb = math.log(a), math.log(b)
+        return la, lb, (lambda t: a if t == la else b if t == lb else math.exp(t))
+
     if est(lo) > target:
-        u = brentq(lambda t: est(math.exp(t)) - target, math.log(lo), math.log(hi),
-                   xtol=rtol / 4, rtol=1e-12, maxiter=100)
-        x = math.exp(u)
+        la, lb, to_x = at(lo, hi)
+        u = brentq(lambda t: est(to_x(t)) - target, la, lb, xtol=rtol / 4, rtol=1e-12,
+                   maxiter=100)
+        x = to_x(u)
     else:
         x = lo
 
@@ -212,6 +220,11 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], *, count: int, epsil
 
     fail = None
     kappa = elasticity()
+    if not math.isfinite(evaluate(x).upper):
+        raise ValueError(
+            f"the accountant certified no finite upper bound at x={x:g} (estimate "
+            f"{evaluate(x).estimate:g}, target {target:g}, delta={delta:g}); for a sampled "
+            "accountant increase n_samples (see sampledprv.plan_samples) or raise delta")
     while evaluate(x).upper > target:
         if x >= x_max:
             raise unreachable(x, evaluate(x))
@@ -220,9 +233,10 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], *, count: int, epsil
         factor = ratio ** (1.0 / kappa) if math.isfinite(ratio) else 2.0
         x = min(x * max(factor, 1.0 + rtol / 2), x_max)
     if fail is not None:
-        g = lambda t: evaluate(math.exp(t)).upper - target  # noqa: E731
+        la, lb, to_x = at(fail, x)
         try:
-            brentq(g, math.log(fail), math.log(x), xtol=rtol / 4, rtol=1e-12, maxiter=50)
+            brentq(lambda t: evaluate(to_x(t)).upper - target, la, lb, xtol=rtol / 4,
+                   rtol=1e-12, maxiter=50)
         except ValueError:
             pass  # upper not monotone in x on this stretch: keep the passing x found
     feasible = [k for k, iv in cache.items() if iv.upper <= target and k <= x]

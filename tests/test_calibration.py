@@ -146,11 +146,29 @@ def test_bad_arguments():
 
 
 def test_unreachable_target_names_the_fix():
-    # x is a sampling rate-like parameter capped at 1: epsilon can never drop below that of q=1
-    def make(x):
-        return sp.PoissonSubsampled(sp.GeneralizedGaussian(2.0, 1.0), min(1.0, 1.0 / x) if x > 1 else 1.0)
-
     # pure DP mechanism whose epsilon does not depend on x: no x reaches 0.5
     with pytest.raises(ValueError, match="unreachable.*Raise epsilon or delta"):
         sp.calibrate(lambda x: sp.PureDP(1.0), count=1, epsilon=0.5, delta=1e-5,
                      bracket=(1.0, 10.0))
+
+
+def test_sampled_accountant_calibration():
+    def factory():
+        return sp.SampledAccountant(n_samples=2_000_000, seed=0, progress=False)
+
+    r = sp.calibrate(lambda s: sp.GeneralizedGaussian(1.5, s), count=10, epsilon=2.0, delta=1e-3,
+                     accountant=factory)
+    assert r.interval.certification == "probabilistic"
+    assert 0.99 * 2.0 <= r.interval.upper <= 2.0
+    exact = sp.Accountant().compose(sp.GeneralizedGaussian(1.5, r.x), count=10).epsilon(delta=1e-3)
+    assert exact.lower <= r.interval.upper  # the sampled upper bound covers the truth here
+
+
+def test_sampled_accountant_without_finite_bound_names_the_fix():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="n_samples"):
+            sp.calibrate(lambda s: sp.GeneralizedGaussian(1.5, s), count=10, epsilon=2.0,
+                         delta=1e-3, accountant=lambda: sp.SampledAccountant(
+                             n_samples=100_000, seed=0, progress=False))
