@@ -39,7 +39,7 @@ from numba import njit
 
 from .. import mechanisms as M
 from .rng import exponential, normal, random_sign, uniform
-from .samplers import gg_setup, gg_standard, pow_beta, subsampled_loss
+from .samplers import gg_draw, gg_setup, pow_code, subsampled_loss
 
 __all__ = ["builtin_params", "builtin_fill", "KIND_GAUSS", "KIND_LAPLACE", "KIND_GG",
            "KIND_DISCRETE"]
@@ -114,13 +114,6 @@ def _base_loss(state, prm, from_p):  # pragma: no cover - numba
         if from_p:
             return abs(y - d) - e
         return e - abs(y + d)
-    if kind == KIND_GG:
-        d = prm[_HEAD]
-        o = _HEAD + 1
-        y, yb = gg_standard(state, prm, o)
-        if from_p:
-            return pow_beta(abs(y - d), prm[o], prm[o + 5], prm[o + 6]) - yb
-        return yb - pow_beta(abs(y + d), prm[o], prm[o + 5], prm[o + 6])
     # two-point law with atoms at +-inf
     eps = prm[_HEAD]
     p = prm[_HEAD + 1]
@@ -133,6 +126,18 @@ def _base_loss(state, prm, from_p):  # pragma: no cover - numba
     return eps if u < delta + (1.0 - delta) * (1.0 - p) else -eps
 
 
+@njit(inline="always")
+def _loss(state, prm, from_p):  # pragma: no cover - numba
+    if prm[0] == KIND_GG:
+        d = prm[_HEAD]
+        o = _HEAD + 1
+        y, yb = gg_draw(state, prm, o)
+        if from_p:
+            return pow_code(abs(y - d), prm, o) - yb
+        return yb - pow_code(abs(y + d), prm, o)
+    return _base_loss(state, prm, from_p)
+
+
 @njit(cache=True)
 def builtin_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
     """Fill ``out`` with privacy-loss samples of the spec encoded in ``prm``."""
@@ -141,17 +146,17 @@ def builtin_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no
     n = out.shape[0]
     if mode == MODE_REMOVE:
         for i in range(n):
-            out[i] = _base_loss(state, prm, True)
+            out[i] = _loss(state, prm, True)
     elif mode == MODE_ADD:
         for i in range(n):
-            out[i] = -_base_loss(state, prm, False)
+            out[i] = -_loss(state, prm, False)
     elif mode == MODE_SUB_REMOVE:
         for i in range(n):
             from_p = uniform(state) < q
-            out[i] = subsampled_loss(_base_loss(state, prm, from_p), q)
+            out[i] = subsampled_loss(_loss(state, prm, from_p), q)
     else:
         for i in range(n):
-            out[i] = -subsampled_loss(_base_loss(state, prm, False), q)
+            out[i] = -subsampled_loss(_loss(state, prm, False), q)
 
 
 def builtin_loss_sampler(mech: M.Mechanism, direction: str) -> tuple[object, np.ndarray]:

@@ -168,42 +168,59 @@ def bin_losses(y: np.ndarray, lo: float, h: float, hist: np.ndarray,
     return first_nan
 
 
-@njit(cache=True, parallel=True)
-def _hist_chunk(fill, params, states, remaining, done, per_stream, lo, h,
-                hist, extra, nan_at):  # pragma: no cover - numba
-    """Advance every stream by up to ``per_stream`` draws (a multiple of BLOCK).
+def _make_chunk_kernel(fill: Callable, cache: bool) -> Callable:
+    """Compile the parallel chunk kernel for one jitted ``fill(state, params, out)``.
 
-    Thread ``t`` owns streams ``t, t + T, ...`` and histogram row ``t``.  ``nan_at[s]``
-    records the index (within stream ``s``) of the first NaN loss.
+    ``fill`` is a compile-time constant of the kernel (a closure variable), not an
+    argument: Numba cannot cache kernels that take dispatchers as arguments.  The
+    built-in kernel is cached on disk; kernels of user fills are compiled once per
+    process (memoized by :func:`_chunk_kernel`).
     """
-    n_thr = hist.shape[0]
-    n_str = states.shape[0]
-    bins = hist.shape[1]
-    hi = lo + bins * h
-    inv_h = 1.0 / h
-    for t in prange(n_thr):
-        buf = np.empty(BLOCK)
-        # thread-local copies: no shared reference counts or cache lines in the hot loop
-        prm = params.copy()
-        local = states[t:t + 1].copy()
-        st = local[0]
-        for s in range(t, n_str, n_thr):
-            m = min(remaining[s], per_stream)
-            local[0] = states[s]
-            k0 = 0
-            while k0 < m:
-                k = min(BLOCK, m - k0)
-                out = buf[:k]
-                fill(st, prm, out)
-                for i in range(k):
-                    y = out[i]
-                    if y != y and nan_at[s] < 0:
-                        nan_at[s] = done[s] + k0 + i
-                    _bin_one(y, lo, h, inv_h, hi, bins, hist, t, extra)
-                k0 += k
-            states[s] = local[0]
-            remaining[s] -= m
-            done[s] += m
+    @njit(cache=cache, parallel=True)
+    def kernel(params, states, remaining, done, per_stream, lo, h, hist, extra,
+               nan_at):  # pragma: no cover - numba
+        # Advance every stream by up to per_stream draws (a multiple of BLOCK).
+        # Thread t owns streams t, t + T, ... and histogram row t; nan_at[s] records the
+        # index (within stream s) of the first NaN loss.
+        n_thr = hist.shape[0]
+        n_str = states.shape[0]
+        bins = hist.shape[1]
+        hi = lo + bins * h
+        inv_h = 1.0 / h
+        for t in prange(n_thr):
+            buf = np.empty(BLOCK)
+            # thread-local copies: no shared reference counts or cache lines in hot loops
+            prm = params.copy()
+            local = states[0:1].copy()
+            st = local[0]
+            for s in range(t, n_str, n_thr):
+                m = min(remaining[s], per_stream)
+                local[0] = states[s]
+                k0 = 0
+                while k0 < m:
+                    k = min(BLOCK, m - k0)
+                    out = buf[:k]
+                    fill(st, prm, out)
+                    for i in range(k):
+                        y = out[i]
+                        if y != y and nan_at[s] < 0:
+                            nan_at[s] = done[s] + k0 + i
+                        _bin_one(y, lo, h, inv_h, hi, bins, hist, t, extra)
+                    k0 += k
+                states[s] = local[0]
+                remaining[s] -= m
+                done[s] += m
+    return kernel
+
+
+_builtin_kernel = _make_chunk_kernel(builtin_fill, cache=True)
+
+
+@lru_cache(maxsize=None)
+def _chunk_kernel(fill: Callable) -> Callable:
+    if fill is builtin_fill:
+        return _builtin_kernel
+    return _make_chunk_kernel(fill, cache=False)
 
 
 @lru_cache(maxsize=None)
@@ -363,14 +380,14 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
     per_stream = -(-chunk_size // (NUM_STREAMS * BLOCK)) * BLOCK
     hist = np.zeros((n_threads, bins), dtype=np.int64)
     extra = np.zeros((n_threads, 5), dtype=np.int64)
+    kernel = _chunk_kernel(fill)
     bar = _Progress(progress, n, f"sampling {direction} losses")
     old_threads = numba.get_num_threads()
     numba.set_num_threads(n_threads)
     try:
         left = n
         while left > 0:
-            _hist_chunk(fill, params, states, remaining, done, per_stream, lo, h,
-                        hist, extra, nan_at)
+            kernel(params, states, remaining, done, per_stream, lo, h, hist, extra, nan_at)
             if extra[:, _NAN].any():
                 s = int(np.flatnonzero(nan_at >= 0)[0])
                 raise ValueError(

@@ -203,7 +203,7 @@ _EXP_W, _EXP_K, _EXP_F = _ziggurat_tables(
     lambda t: math.exp(-t), lambda y: -math.log(y), _EXP_R, _EXP_V, 56)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def exponential(state) -> float:  # pragma: no cover - numba
     r"""Standard exponential :math:`\mathrm{Exp}(1)` by a 256-layer ziggurat.
 
@@ -224,7 +224,7 @@ def exponential(state) -> float:  # pragma: no cover - numba
             return x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def normal(state) -> float:  # pragma: no cover - numba
     r"""Standard normal :math:`N(0, 1)` by a 256-layer ziggurat.
 
@@ -250,7 +250,7 @@ def normal(state) -> float:  # pragma: no cover - numba
             return -x if neg else x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def gamma(state, a: float) -> float:  # pragma: no cover - numba
     r"""Gamma(a, 1) for ``a > 0`` (Marsaglia & Tsang 2000).
 

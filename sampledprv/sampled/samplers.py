@@ -22,6 +22,8 @@ Generalized Gaussian
   ``beta = 3``), accepted when :math:`E_2 \ge |y|^\beta - \kappa y^2 + r^*`,
   :math:`r^* = 1/2 - 1/\beta`.
 
+(:math:`E_2 \ge t` is decided as :math:`U \le e^{-t}` with the squeezes
+:math:`1 - t \le e^{-t} \le 1/(1+t)`, one 64-bit word giving ``U`` and the sign.)
 Both envelopes are exact (the log-ratio is maximized in closed form) and return
 :math:`|y|^\beta` for free, which the privacy loss reuses.  They beat the gamma
 transform :math:`|y| = G^{1/\beta}`, :math:`G \sim \mathrm{Gamma}(1/\beta)` (two
@@ -49,14 +51,14 @@ import math
 from typing import Callable
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
-from .rng import exponential, normal, random_sign
+from .rng import _INV_2_53, exponential, next_u64, normal, random_sign
 from .rng import gamma as _gamma
 
 __all__ = [
     "GG_EXACT_LAPLACE", "GG_EXACT_GAUSS", "GG_LAPLACE_ENV", "GG_GAUSS_ENV",
-    "gg_setup", "gg_acceptance", "pow_beta", "gg_standard", "generalized_gaussian",
+    "gg_setup", "gg_acceptance", "pow_beta", "pow_code", "gg_draw", "generalized_gaussian",
     "gg_gamma_transform", "gaussian", "laplace", "subsampled_loss", "make_rejection_sampler",
 ]
 
@@ -68,7 +70,7 @@ GG_GAUSS_ENV = 3       #: beta > 2
 
 @njit(cache=True, inline="always")
 def _gg_consts(beta: float) -> np.ndarray:  # pragma: no cover - numba
-    c = np.empty(7)
+    c = np.empty(8)
     c[0] = beta
     if beta == 1.0:
         c[1], c[2], c[3], c[4] = GG_EXACT_LAPLACE, 1.0, 0.0, 0.0
@@ -86,6 +88,7 @@ def _gg_consts(beta: float) -> np.ndarray:  # pragma: no cover - numba
         c[6] = q4 - 4.0 * c[5]
     else:
         c[5], c[6] = -1.0, 0.0
+    c[7] = 7.0 if c[5] >= 0.0 else 0.0
     return c
 
 
@@ -95,18 +98,22 @@ def gg_setup(beta: float) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        ``float64[7]``: ``[beta, method, a, b, rstar, pow_int, pow_quarter]`` where
+        ``float64[8]``: ``[beta, method, a, b, rstar, pow_int, pow_quarter, pow_code]``
+        where
         ``method`` is one of the ``GG_*`` codes; for the Laplace envelope ``a`` is the
         rate :math:`\lambda = \beta^{1/\beta}`; for the Gaussian envelope ``a`` is the
         candidate standard deviation :math:`1/\sqrt{2\kappa}` and ``b = kappa``;
         ``rstar`` is the maximal log-ratio; ``pow_int`` / ``pow_quarter`` encode
         ``beta = pow_int + pow_quarter/4`` when ``4*beta`` is an integer <= 64
-        (``pow_int = -1`` otherwise: generic ``pow``).
+        (``pow_int = -1`` otherwise: generic ``pow``); ``pow_code`` selects the power
+        routine of :func:`pow_code`.
     """
     beta = float(beta)
     if not (beta >= 1.0 and math.isfinite(beta)):
         raise ValueError(f"beta must be a finite number >= 1, got {beta!r}")
-    return _gg_consts(beta)
+    c = _gg_consts(beta)
+    c[7] = _pow_code(beta, c[5])
+    return c
 
 
 def gg_acceptance(beta: float) -> float:
@@ -143,9 +150,64 @@ def pow_beta(x: float, beta: float, pint: float, pq: float) -> float:  # pragma:
     return r
 
 
+#: ``beta`` values whose power compiles to multiplications and square roots (code).
+POW_CODES = {1.25: 1.0, 1.5: 2.0, 1.75: 3.0, 2.5: 4.0, 3.0: 5.0, 4.0: 6.0}
+
+
+def _pow_code(beta: float, pint: float) -> float:
+    if beta in POW_CODES:
+        return POW_CODES[beta]
+    return 7.0 if pint >= 0 else 0.0
+
+
 @njit(cache=True, inline="always")
-def gg_standard(state, c: np.ndarray,
-                o: int = 0) -> tuple[float, float]:  # pragma: no cover - numba
+def pow_code(x: float, c: np.ndarray, o: int) -> float:  # pragma: no cover - numba
+    """``x**beta`` for ``x >= 0`` with the constants of :func:`gg_setup` at ``c[o:o+8]``.
+
+    The code ``c[o+7]`` selects straight-line code for beta in 1.25, 1.5, 1.75, 2.5,
+    3, 4, :func:`pow_beta` for other quarter steps, libm ``pow`` otherwise; the branch
+    is constant over a run (perfectly predicted).
+    """
+    code = c[o + 7]
+    if code == 2.0:
+        return x * math.sqrt(x)
+    if code == 0.0:
+        return x ** c[o]
+    if code == 5.0:
+        return x * x * x
+    if code == 1.0:
+        return x * math.sqrt(math.sqrt(x))
+    if code == 3.0:
+        r = math.sqrt(x)
+        return x * r * math.sqrt(r)
+    if code == 4.0:
+        return x * x * math.sqrt(x)
+    if code == 6.0:
+        x2 = x * x
+        return x2 * x2
+    return pow_beta(x, c[o], c[o + 5], c[o + 6])
+
+
+@njit(cache=True, inline="always")
+def _accept(state, t):  # pragma: no cover - numba
+    r"""Bernoulli(:math:`e^{-t}`) for ``t >= 0`` plus an independent random sign.
+
+    One 64-bit word gives :math:`U = (k + 1/2)/2^{53}` (top 53 bits) and the sign (bit
+    0).  Accept iff :math:`U \le e^{-t}`, decided by the squeezes
+    :math:`1 - t \le e^{-t} \le 1/(1 + t)` and ``exp`` only in between.
+    """
+    b = next_u64(state)
+    u = (float(b >> uint64(11)) + 0.5) * _INV_2_53
+    sign = -1.0 if (b & uint64(1)) else 1.0
+    if u <= 1.0 - t:
+        return True, sign
+    if u * (1.0 + t) > 1.0:
+        return False, sign
+    return u <= math.exp(-t), sign
+
+
+@njit(cache=True)
+def gg_draw(state, c, o):  # pragma: no cover - numba
     r"""One draw :math:`y \sim GG(\beta, 1)` and :math:`|y|^\beta`, exactly.
 
     Parameters
@@ -153,7 +215,7 @@ def gg_standard(state, c: np.ndarray,
     state : record of ``STATE_DTYPE``
         xoshiro256++ state, advanced in place.
     c : float64 array
-        Constants from :func:`gg_setup` stored at ``c[o:o+7]`` (an offset rather than
+        Constants from :func:`gg_setup` stored at ``c[o:o+8]`` (an offset rather than
         a slice: slicing in the hot loop would cost reference counting).
     o : int
         Offset of the constants in ``c``.
@@ -165,20 +227,22 @@ def gg_standard(state, c: np.ndarray,
     if method == GG_EXACT_GAUSS:
         y = normal(state) * c[o + 2]
         return y, y * y
-    beta, pint, pq, rstar = c[o], c[o + 5], c[o + 6], c[o + 4]
+    rstar = c[o + 4]
     if method == GG_LAPLACE_ENV:
         lam = c[o + 2]
         inv_lam = 1.0 / lam
         while True:
             a = exponential(state) * inv_lam
-            ab = pow_beta(a, beta, pint, pq)
-            if exponential(state) >= ab - lam * a + rstar:
-                return random_sign(state) * a, ab
+            ab = pow_code(a, c, o)
+            ok, sign = _accept(state, ab - lam * a + rstar)
+            if ok:
+                return sign * a, ab
     sd, kappa = c[o + 2], c[o + 3]
     while True:  # Gaussian envelope
         y = normal(state) * sd
-        ab = pow_beta(abs(y), beta, pint, pq)
-        if exponential(state) >= ab - kappa * y * y + rstar:
+        ab = pow_code(abs(y), c, o)
+        ok, sign = _accept(state, ab - kappa * y * y + rstar)
+        if ok:
             return y, ab
 
 
@@ -188,7 +252,7 @@ def generalized_gaussian(state, beta: float, scale: float,
     """Fill ``out`` with i.i.d. ``GG(beta, scale)`` draws (``scipy.stats.gennorm``)."""
     c = _gg_consts(beta)
     for i in range(out.shape[0]):
-        out[i] = scale * gg_standard(state, c)[0]
+        out[i] = scale * gg_draw(state, c, 0)[0]
 
 
 @njit(cache=True)
