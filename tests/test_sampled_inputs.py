@@ -120,3 +120,39 @@ def test_constructor_validation():
         LogDensityPair(None, stats.norm.logpdf)
     with pytest.raises(ValueError, match="sample_p"):
         LogDensityPair(stats.norm.logpdf, stats.norm.logpdf, sample_p=3)
+
+
+def test_kernel_form_inputs_run_in_fused_kernel():
+    from numba import njit
+    from sampledprv.sampled import rng as R
+
+    @njit
+    def logp(w):
+        return -0.5 * w * w
+
+    @njit
+    def logq(w):
+        return -0.5 * (w - 1.0) ** 2
+
+    @njit
+    def draw_p(state):
+        return R.normal(state)
+
+    @njit
+    def draw_q(state):
+        return 1.0 + R.normal(state)
+
+    @njit
+    def fill(state, out):
+        for i in range(out.shape[0]):
+            out[i] = 0.5 + R.normal(state)
+
+    pair = LogDensityPair(logp, logq, draw_p, draw_q, kernel=True)
+    assert callable(pair._loss_sampler("remove"))
+    ex = Accountant(eps_error=1e-3).compose(sp.Gaussian(1.0), 4).epsilon(1e-3)
+    for mech in (pair, PrivacyLossSampler(fill, kernel=True)):
+        iv = SampledAccountant(10**6, alpha=1e-3, bins=2048, progress=False).compose(
+            mech, 4).epsilon(1e-3)
+        assert _overlap(iv, ex), (mech, iv, ex)
+    with pytest.raises(ValueError, match="kernel=True"):
+        LogDensityPair(logp, logq, kernel=True)

@@ -18,6 +18,7 @@ distinct histograms a query uses, and within each histogram over its tests
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Optional
@@ -53,6 +54,17 @@ def sample_histogram(mechanism: object, direction: str, *, n: int, lo: float, h:
                                    seed=seed, progress=progress)
 
 
+@functools.lru_cache(maxsize=256)
+def _analytic_window(mechanism: object, direction: str, tail: float) -> tuple:
+    from ..prv import privacy_loss
+    try:
+        law = privacy_loss(mechanism, direction)
+    except Exception:  # noqa: BLE001 - not an analytic spec
+        return None, None
+    lo, hi = float(law.lower_point(tail)), float(law.upper_point(tail))
+    return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else (None, None)
+
+
 def choose_window(mechanism: object, direction: str, n: int, bins: int,
                   rng: np.random.Generator) -> tuple[float, float, int]:
     r"""``(lo, h, bins)`` covering the draws of an ``n``-sample run.
@@ -64,14 +76,9 @@ def choose_window(mechanism: object, direction: str, n: int, bins: int,
     ``h`` is a power of two and ``lo`` a multiple of ``h``.
     """
     tail = 0.01 / n
-    lo = hi = None
     try:
-        from ..prv import privacy_loss
-        law = privacy_loss(mechanism, direction)
-        lo, hi = float(law.lower_point(tail)), float(law.upper_point(tail))
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            lo = hi = None
-    except Exception:  # noqa: BLE001 - not an analytic spec
+        lo, hi = _analytic_window(mechanism, direction, tail)
+    except Exception:  # noqa: BLE001 - not an analytic spec (or unhashable)
         lo = hi = None
     if lo is None:
         y = _np_hist.numpy_loss_sampler(mechanism, direction)(rng, _PILOT)

@@ -73,6 +73,76 @@ def _call_logdensity(fn: Callable[[np.ndarray], np.ndarray], w: np.ndarray,
     return out
 
 
+_JIT_CACHE: dict = {}
+
+
+def _jit_helpers() -> tuple:
+    """Numba drivers (built once): run a kernel-form ``fill``/``sample``/``logf`` from Python."""
+    if not _JIT_CACHE:
+        from numba import njit
+
+        @njit
+        def run_fill(fill, states, out):  # pragma: no cover - numba
+            fill(states[0], out)
+
+        @njit
+        def run_draw(sample, states, out):  # pragma: no cover - numba
+            for i in range(out.shape[0]):
+                out[i] = sample(states[0])
+
+        @njit
+        def run_map(f, x, out):  # pragma: no cover - numba
+            for i in range(x.shape[0]):
+                out[i] = f(x[i])
+        _JIT_CACHE.update(fill=run_fill, draw=run_draw, map=run_map)
+    return _JIT_CACHE["fill"], _JIT_CACHE["draw"], _JIT_CACHE["map"]
+
+
+def _states(rng: np.random.Generator) -> np.ndarray:
+    from .rng import seed_states
+    return seed_states(np.random.SeedSequence(int(rng.integers(2**63))), 1)
+
+
+def _fill_as_sampler(fill: Callable) -> LossSamplerFn:
+    """A kernel-form ``fill(state, out)`` as a numpy-style ``sample(rng, size)``."""
+    def f(rng: np.random.Generator, size: int) -> np.ndarray:
+        out = np.empty(size)
+        _jit_helpers()[0](fill, _states(rng), out)
+        return out
+    return f
+
+
+def _scalar_as_vector(sample: Callable, logp: Callable, logq: Callable) -> tuple:
+    """Kernel-form scalar ``sample(state)``, ``logp(w)``, ``logq(w)`` as numpy callables."""
+    _, draw, vmap = _jit_helpers()
+
+    def s(rng: np.random.Generator, size: int) -> np.ndarray:
+        out = np.empty(size)
+        draw(sample, _states(rng), out)
+        return out
+
+    def lift(f: Callable) -> Callable:
+        def g(w: np.ndarray) -> np.ndarray:
+            w = np.ascontiguousarray(w, dtype=np.float64)
+            out = np.empty(w.shape[0])
+            vmap(f, w, out)
+            return out
+        return g
+    return s, lift(logp), lift(logq)
+
+
+def _make_fill(sample: Callable, logp: Callable, logq: Callable, sign: float) -> Callable:
+    """Fused ``fill(state, out)``: draw w, write ``sign * (logp(w) - logq(w))``."""
+    from numba import njit
+
+    @njit
+    def fill(state, out):  # pragma: no cover - numba
+        for i in range(out.shape[0]):
+            w = sample(state)
+            out[i] = sign * (logp(w) - logq(w))
+    return fill
+
+
 @dataclass(frozen=True)
 class LogDensityPair:
     r"""A mechanism given by the log-densities of its outputs on neighbouring inputs.
@@ -95,6 +165,11 @@ class LogDensityPair:
         both directions are sampled.
     name : str
         Label used in reports.
+    kernel : bool
+        Full-speed form for 1-D outputs: ``logp(w)``/``logq(w)`` are Numba-jitted scalar
+        functions and ``sample_p(state)``/``sample_q(state)`` jitted samplers drawing
+        from an xoshiro ``state`` with :mod:`sampledprv.sampled.rng`; they are fused
+        into the parallel histogram kernel (draw, loss, bin, count in one pass).
 
     Notes
     -----
@@ -109,8 +184,11 @@ class LogDensityPair:
     sample_q: Optional[LossSamplerFn] = None
     symmetric: bool = False
     name: str = "LogDensityPair"
+    kernel: bool = False
 
     def __post_init__(self) -> None:
+        if self.kernel and (self.sample_p is None or self.sample_q is None):
+            raise ValueError("kernel=True needs jitted sample_p(state) and sample_q(state)")
         for f in ("logp", "logq"):
             if not callable(getattr(self, f)):
                 raise ValueError(f"{f} must be a callable log-density, got {getattr(self, f)!r}")
@@ -120,6 +198,14 @@ class LogDensityPair:
                 raise ValueError(f"{f} must be a callable sample(rng, size) or None, got {s!r}")
 
     # -- sampling -------------------------------------------------------------------
+    def _vectorized(self) -> tuple:
+        """``(sample_p, sample_q, logp, logq)`` in the vectorized numpy form."""
+        if not self.kernel:
+            return self._sampler("p"), self._sampler("q"), self.logp, self.logq
+        sp_, lp, lq = _scalar_as_vector(self.sample_p, self.logp, self.logq)
+        sq_, _, _ = _scalar_as_vector(self.sample_q, self.logp, self.logq)
+        return sp_, sq_, lp, lq
+
     def _sampler(self, which: str) -> LossSamplerFn:
         fn = self.sample_p if which == "p" else self.sample_q
         if fn is not None:
@@ -136,14 +222,15 @@ class LogDensityPair:
     def _numpy_loss_sampler(self, direction: str) -> LossSamplerFn:
         """``f(rng, size) -> losses`` for ``direction`` in {"remove", "add"} (numpy path)."""
         which = "p" if direction == "remove" else "q"
-        draw = self._sampler(which)
+        s_p, s_q, logp, logq = self._vectorized()
+        draw = s_p if which == "p" else s_q
         sign = 1.0 if direction == "remove" else -1.0
         name = f"sample_{which}"
 
         def f(rng: np.random.Generator, size: int) -> np.ndarray:
             w = _call_sampler(draw, rng, size, name)
-            lp = np.asarray(self.logp(w), dtype=np.float64)
-            lq = np.asarray(self.logq(w), dtype=np.float64)
+            lp = np.asarray(logp(w), dtype=np.float64)
+            lq = np.asarray(logq(w), dtype=np.float64)
             if lp.shape != (size,) or lq.shape != (size,):
                 raise ValueError(f"logp/logq must return shape ({size},), got {lp.shape} "
                                  f"and {lq.shape}")
@@ -159,7 +246,15 @@ class LogDensityPair:
         return f
 
     def _loss_sampler(self, direction: str) -> LossSamplerFn:
-        """Source protocol of :func:`sampledprv.sampled.kernels.loss_histogram` (numpy path)."""
+        """Source protocol of :func:`sampledprv.sampled.kernels.loss_histogram`: a fused
+        jitted ``fill(state, out)`` when ``kernel=True``, else the numpy sampler."""
+        if self.kernel:
+            fills = self.__dict__.setdefault("_fills", {})
+            if direction not in fills:
+                sample = self.sample_p if direction == "remove" else self.sample_q
+                fills[direction] = _make_fill(sample, self.logp, self.logq,
+                                              1.0 if direction == "remove" else -1.0)
+            return fills[direction]
         return self._numpy_loss_sampler(direction)
 
     # -- checks ---------------------------------------------------------------------
@@ -177,8 +272,10 @@ class LogDensityPair:
         rng = np.random.default_rng(12345) if rng is None else rng
         report: dict = {}
         dim = None
-        for which, own, other in (("p", self.logp, self.logq), ("q", self.logq, self.logp)):
-            fn = self.sample_p if which == "p" else self.sample_q
+        s_p, s_q, logp, logq = self._vectorized() if self.kernel else \
+            (self.sample_p, self.sample_q, self.logp, self.logq)
+        for which, own, other in (("p", logp, logq), ("q", logq, logp)):
+            fn = s_p if which == "p" else s_q
             if fn is None:
                 continue
             w = _call_sampler(fn, rng, n, f"sample_{which}", dim)
@@ -202,7 +299,7 @@ class LogDensityPair:
                     f"{mean:.4g} +- {se:.2g}, but for normalized densities it is at most 1. "
                     f"Add the missing log-normalizing constant (here about "
                     f"{math.log(mean):+.4g} in {other_name} relative to log{which})")
-        if dim is None:
+        if dim is None and not self.kernel:
             report.update(self._quadrature_check())
         return report
 
@@ -253,11 +350,15 @@ class PrivacyLossSampler:
         mechanism symmetric (both directions have the law of ``sample_remove``).
     name : str
         Label used in reports.
+    kernel : bool
+        The samplers are Numba-jitted ``fill(state, out)`` functions (the protocol of
+        :mod:`sampledprv.sampled.kernels`), run inside the parallel fused kernel.
     """
 
     sample_remove: LossSamplerFn
     sample_add: Optional[LossSamplerFn] = None
     name: str = "PrivacyLossSampler"
+    kernel: bool = False
 
     def __post_init__(self) -> None:
         if not callable(self.sample_remove):
@@ -273,6 +374,8 @@ class PrivacyLossSampler:
         fn = self.sample_remove if (direction == "remove" or self.sample_add is None) \
             else self.sample_add
         name = "sample_remove" if fn is self.sample_remove else "sample_add"
+        if self.kernel:
+            fn = _fill_as_sampler(fn)
 
         def f(rng: np.random.Generator, size: int) -> np.ndarray:
             out = np.asarray(fn(rng, size), dtype=np.float64)
@@ -288,6 +391,9 @@ class PrivacyLossSampler:
 
     def _loss_sampler(self, direction: str) -> LossSamplerFn:
         """Source protocol of :func:`sampledprv.sampled.kernels.loss_histogram`."""
+        if self.kernel:
+            return self.sample_remove if (direction == "remove" or self.sample_add is None) \
+                else self.sample_add
         return self._numpy_loss_sampler(direction)
 
     def check(self, rng: Optional[np.random.Generator] = None, n: int = _CHECK_N) -> dict:
