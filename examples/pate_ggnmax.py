@@ -3,10 +3,14 @@
 Synthetic teacher votes: each of `--queries` unlabeled points gets votes from `--teachers`
 teachers over `--classes` labels; a teacher votes for the point's true label with a
 point-specific probability (consensus), otherwise uniformly at random.  For each beta the
-GGNMax scale is calibrated so that answering all queries is certified (epsilon, delta)-DP
-(GG paper, Theorem 2: each answer is accounted as the 1-D GG mechanism with sensitivity 1),
+GGNMax scale is calibrated so that answering all queries is certified (epsilon, delta)-DP,
 and we report how often the private label equals the noiseless plurality (the paper's
 "hardmax" utility), overall and for small runner-up gaps.
+
+Neighbours (`--neighbours`): "vote-change" (default; PATE with disjoint partitions: one
+record changes one teacher's vote, so two counts move by one and each answer is accounted
+as GeneralizedGaussian(beta, scale) composed twice) or "one-count" (one count changes by
+at most 1: the GG paper's Theorem 2 accounting, sampledprv.GGNMax, once per answer).
 
     python examples/pate_ggnmax.py --quick
 """
@@ -42,6 +46,7 @@ def main(argv=None) -> None:
     ap.add_argument("--trials", type=int, default=None, help="noise repetitions per query")
     ap.add_argument("--betas", type=float, nargs="+", default=None)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--neighbours", choices=["vote-change", "one-count"], default="vote-change")
     args = ap.parse_args(argv)
     queries = args.queries or (100 if args.quick else 300)
     trials = args.trials or (20 if args.quick else 50)
@@ -54,12 +59,17 @@ def main(argv=None) -> None:
     clean = votes.argmax(axis=1)
     small = gap <= np.quantile(gap, 0.25)
     print(f"{queries} queries x {args.teachers} teachers x {args.classes} classes; "
-          f"target ({args.epsilon:g}, {args.delta:g})-DP over all queries; {trials} trials")
+          f"target ({args.epsilon:g}, {args.delta:g})-DP over all queries ({args.neighbours} "
+          f"neighbours); {trials} trials")
     print(f"median runner-up gap {np.median(gap):.0f} votes; 'hard' = gap <= {np.quantile(gap, 0.25):.0f}")
     print(f"{'beta':>5} {'scale':>9} {'eps upper':>10} {'accuracy':>9} {'hard acc':>9}")
     for beta in betas:
-        cal = sp.calibrate(lambda s: sp.GGNMax(beta, s), count=queries, epsilon=args.epsilon,
-                           delta=args.delta, bracket=(10.0, 100.0))
+        if args.neighbours == "vote-change":
+            make, count = (lambda s: sp.GeneralizedGaussian(beta, s)), 2 * queries
+        else:
+            make, count = (lambda s: sp.GGNMax(beta, s)), queries
+        cal = sp.calibrate(make, count=count, epsilon=args.epsilon, delta=args.delta,
+                           bracket=(10.0, 100.0))
         reps = np.repeat(votes[None], trials, axis=0).reshape(-1, args.classes)
         hits = (sp.ggnmax(reps, beta, cal.x, rng=rng) == np.tile(clean, trials)).reshape(trials, -1)
         print(f"{beta:5.2f} {cal.x:9.3f} {cal.interval.upper:10.4f} {hits.mean():9.4f} "

@@ -72,3 +72,23 @@ def test_torch_ggnmax():
     assert frac_t == pytest.approx(frac_n, abs=0.04)
     with pytest.raises(ValueError, match="shape"):
         tggnmax(torch.zeros(2, 2, 2), 2.0, 1.0)
+
+
+def test_import_sampledprv_does_not_import_torch():
+    import subprocess
+    import sys
+    code = "import sys, sampledprv; assert 'torch' not in sys.modules; sampledprv.ggnmax([1, 2], 2.0, 1.0)"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_vote_change_neighbours_need_two_fold_accounting():
+    """Two classes, a teacher moves its vote: the argmax release's delta(0) (its TV
+    distance, maximised over the vote gap) exceeds the 1-D GGNMax bound and is covered by
+    two composed 1-D GG mechanisms."""
+    s = 2.0
+    gaps = np.linspace(-5, 7, 2001)
+    tv = (st.norm.cdf(gaps / s) - st.norm.cdf((gaps - 2) / s)).max()  # beta=2: Z_a - Z_b ~ N(0, s^2)
+    one = sp.Accountant().compose(sp.GGNMax(2.0, s)).delta(epsilon=0.0)
+    two = sp.Accountant().compose(sp.GeneralizedGaussian(2.0, s), count=2).delta(epsilon=0.0)
+    assert tv > one.upper + 0.05
+    assert two.lower - 1e-3 <= tv <= two.upper
