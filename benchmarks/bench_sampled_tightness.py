@@ -59,7 +59,8 @@ def main() -> None:
           f"estimate {env.estimate:.4f}  mesh {env.details['mesh']:.2e} "
           f"(k*h = {env.details['mesh_width']:.3f})  ({dt:.1f}s)")
     for x in w:
-        print(f"    warning: {x.message}")
+        if not x.category.__name__.startswith("Numba"):
+            print(f"    warning: {x.message}")
     if not args.no_seed:
         t = time.perf_counter()
         with warnings.catch_warnings():

@@ -156,3 +156,21 @@ def test_kernel_form_inputs_run_in_fused_kernel():
         assert _overlap(iv, ex), (mech, iv, ex)
     with pytest.raises(ValueError, match="kernel=True"):
         LogDensityPair(logp, logq, kernel=True)
+
+
+def test_log_concave_without_samplers():
+    gg = stats.gennorm(1.5, scale=2.0)
+    pair = LogDensityPair(gg.logpdf, lambda w: gg.logpdf(w - 1.0))
+    iv = SampledAccountant(4 * 10**5, alpha=1e-3, bins=2048, progress=False).compose(
+        pair, 3).epsilon(1e-2)
+    ex = Accountant(eps_error=1e-3).compose(sp.GeneralizedGaussian(1.5, 2.0), 3).epsilon(1e-2)
+    assert _overlap(iv, ex), (iv, ex)
+    x = pair._sampler("p")(np.random.default_rng(0), 10**5)
+    assert stats.kstest(x, gg.cdf).pvalue > 1e-4
+
+
+def test_not_log_concave_without_samplers_raises():
+    t2 = stats.t(2)
+    pair = LogDensityPair(t2.logpdf, lambda w: t2.logpdf(w - 1.0))
+    with pytest.raises(ValueError, match="log-concave"):
+        SampledAccountant(10**5, progress=False).compose(pair).epsilon(1e-2)

@@ -211,13 +211,15 @@ class LogDensityPair:
         if fn is not None:
             return fn
         logf = self.logp if which == "p" else self.logq
-        try:
-            from .samplers import adaptive_rejection_sampler  # type: ignore[attr-defined]
-        except ImportError as exc:  # pragma: no cover - depends on the samplers module
-            raise ValueError(
-                f"sample_{which} is not given and adaptive rejection sampling is not "
-                f"available ({exc}); pass sample_{which}=lambda rng, size: ...") from exc
-        return adaptive_rejection_sampler(logf)
+        cache = self.__dict__.setdefault("_ars", {})
+        if which not in cache:
+            try:   # the compiled adaptive rejection sampler, when installed
+                from .ars import adaptive_rejection_sampler  # type: ignore[import-not-found]
+                cache[which] = adaptive_rejection_sampler(logf)
+            except ImportError:
+                from ._numpy_ars import log_concave_sampler
+                cache[which] = log_concave_sampler(logf, name=f"log{which}")
+        return cache[which]
 
     def _numpy_loss_sampler(self, direction: str) -> LossSamplerFn:
         """``f(rng, size) -> losses`` for ``direction`` in {"remove", "add"} (numpy path)."""
