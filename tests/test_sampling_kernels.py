@@ -11,7 +11,7 @@ from scipy import stats
 
 import sampledprv as sp
 from sampledprv.sampled import rng
-from sampledprv.sampled.kernels import NUM_STREAMS, LossHistogram, loss_histogram
+from sampledprv.sampled.kernels import BLOCK, NUM_STREAMS, LossHistogram, loss_histogram
 
 
 def _edges(hist: LossHistogram) -> np.ndarray:
@@ -52,7 +52,7 @@ def _cell_probs(cdf, hist: LossHistogram) -> np.ndarray:
     sp.PoissonSubsampled(sp.Gaussian(sigma=0.8), q=0.3),
 ])
 def test_same_seed_identical_counts_across_chunks_and_threads(mech):
-    n = 3 * NUM_STREAMS * 256 + 12345
+    n = 3 * NUM_STREAMS * BLOCK + 12345
     kw = dict(direction="remove", n=n, lo=-3.0, h=0.01, bins=600, seed=2024)
     ref = loss_histogram(mech, chunk_size=1, n_threads=1, progress=False, **kw)
     for chunk, thr in [(1 << 20, 2), (70_000, 1), (10**9, 2), (5000, 2)]:

@@ -39,6 +39,7 @@ from numba import njit
 
 from .. import mechanisms as M
 from .rng import exponential, normal, random_sign, uniform
+from ._ggblock import gg_loss_block
 from .samplers import gg_draw, gg_setup, pow_code, subsampled_loss
 
 __all__ = ["builtin_params", "builtin_fill", "KIND_GAUSS", "KIND_LAPLACE", "KIND_GG",
@@ -140,23 +141,30 @@ def _loss(state, prm, from_p):  # pragma: no cover - numba
 
 @njit(cache=True)
 def builtin_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
-    """Fill ``out`` with privacy-loss samples of the spec encoded in ``prm``."""
+    """Fill ``out`` with privacy-loss samples of the spec encoded in ``prm``.
+
+    GG losses go to the block-vectorized :func:`~sampledprv.sampled._ggblock.gg_loss_block`;
+    the others run one loop for all modes (the mode branches are constant over a run,
+    so they are perfectly predicted): the samplers are inlined once, which keeps
+    compilation short.
+    """
+    if prm[0] == KIND_GG:
+        gg_loss_block(state, prm, out, _HEAD)
+        return
     mode = prm[1]
     q = prm[2]
-    n = out.shape[0]
-    if mode == MODE_REMOVE:
-        for i in range(n):
-            out[i] = _loss(state, prm, True)
-    elif mode == MODE_ADD:
-        for i in range(n):
-            out[i] = -_loss(state, prm, False)
-    elif mode == MODE_SUB_REMOVE:
-        for i in range(n):
+    sub = mode >= MODE_SUB_REMOVE
+    negate = mode == MODE_ADD or mode == MODE_SUB_ADD
+    mix = mode == MODE_SUB_REMOVE
+    always_p = mode == MODE_REMOVE
+    for i in range(out.shape[0]):
+        from_p = always_p
+        if mix:
             from_p = uniform(state) < q
-            out[i] = subsampled_loss(_loss(state, prm, from_p), q)
-    else:
-        for i in range(n):
-            out[i] = -subsampled_loss(_loss(state, prm, False), q)
+        y = _loss(state, prm, from_p)
+        if sub:
+            y = subsampled_loss(y, q)
+        out[i] = -y if negate else y
 
 
 def builtin_loss_sampler(mech: M.Mechanism, direction: str) -> tuple[object, np.ndarray]:

@@ -72,7 +72,7 @@ __all__ = ["LossHistogram", "loss_histogram", "NUM_STREAMS", "BLOCK", "FALLBACK_
            "bin_losses"]
 
 NUM_STREAMS = 256          #: logical random streams per run (fixed: reproducibility)
-BLOCK = 256                #: draws per call of a source's fill function
+BLOCK = 1024               #: draws per call of a source's fill function
 FALLBACK_BLOCK = 1 << 16   #: draws per numpy Generator in the Python fallback path
 _AUTO_PROGRESS_S = 2.0     #: show a progress bar when the run is expected to last longer
 

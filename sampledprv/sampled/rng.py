@@ -204,42 +204,43 @@ _EXP_W, _EXP_K, _EXP_F = _ziggurat_tables(
 
 
 @njit(cache=True)
-def exponential(state) -> float:  # pragma: no cover - numba
-    r"""Standard exponential :math:`\mathrm{Exp}(1)` by a 256-layer ziggurat.
-
-    8 bits choose the layer, 56 bits the abscissa; about 98.9% of draws cost one
-    :func:`next_u64` and a multiply.  The tail beyond ``r = 7.697`` is ``r + Exp(1)``
-    (memorylessness), drawn by inversion.
-    """
+def _exponential_slow(state, i, x) -> float:  # pragma: no cover - numba
+    # rare branch of exponential(): wedge test of layer i at x, else a fresh draw
     while True:
+        if i == 0:
+            return _EXP_R - math.log(uniform_open(state))
+        if _EXP_F[i] + uniform(state) * (_EXP_F[i + 1] - _EXP_F[i]) < math.exp(-x):
+            return x
         b = next_u64(state)
         i = b & uint64(0xFF)
         k = b >> uint64(8)
         x = float(k) * _EXP_W[i]
         if k < _EXP_K[i]:
             return x
-        if i == 0:
-            return _EXP_R - math.log(uniform_open(state))
-        if _EXP_F[i] + uniform(state) * (_EXP_F[i + 1] - _EXP_F[i]) < math.exp(-x):
-            return x
+
+
+@njit(cache=True, inline="always")
+def exponential(state) -> float:  # pragma: no cover - numba
+    r"""Standard exponential :math:`\mathrm{Exp}(1)` by a 256-layer ziggurat.
+
+    8 bits choose the layer, 56 bits the abscissa; about 98.9% of draws cost one
+    :func:`next_u64` and a multiply (inlined); the wedges and the tail beyond
+    ``r = 7.697`` (``r + Exp(1)`` by memorylessness, drawn by inversion) are handled
+    out of line.
+    """
+    b = next_u64(state)
+    i = b & uint64(0xFF)
+    k = b >> uint64(8)
+    x = float(k) * _EXP_W[i]
+    if k < _EXP_K[i]:
+        return x
+    return _exponential_slow(state, i, x)
 
 
 @njit(cache=True)
-def normal(state) -> float:  # pragma: no cover - numba
-    r"""Standard normal :math:`N(0, 1)` by a 256-layer ziggurat.
-
-    8 bits choose the layer, 1 bit the sign, 52 bits the abscissa; the tail beyond
-    ``r = 3.654`` uses Marsaglia's exact method (``x = -log(U1)/r`` accepted when
-    ``-2 log(U2) > x**2``).
-    """
+def _normal_slow(state, i, neg, x) -> float:  # pragma: no cover - numba
+    # rare branch of normal(): tail (layer 0) or wedge test of layer i, else redraw
     while True:
-        b = next_u64(state)
-        i = b & uint64(0xFF)
-        neg = (b >> uint64(8)) & uint64(1)
-        k = (b >> uint64(9)) & uint64(0xFFFFFFFFFFFFF)
-        x = float(k) * _NOR_W[i]
-        if k < _NOR_K[i]:
-            return -x if neg else x
         if i == 0:
             while True:
                 xx = -math.log(uniform_open(state)) / _NOR_R
@@ -248,6 +249,31 @@ def normal(state) -> float:  # pragma: no cover - numba
                     return -(_NOR_R + xx) if neg else _NOR_R + xx
         if _NOR_F[i] + uniform(state) * (_NOR_F[i + 1] - _NOR_F[i]) < math.exp(-0.5 * x * x):
             return -x if neg else x
+        b = next_u64(state)
+        i = b & uint64(0xFF)
+        neg = (b >> uint64(8)) & uint64(1)
+        k = (b >> uint64(9)) & uint64(0xFFFFFFFFFFFFF)
+        x = float(k) * _NOR_W[i]
+        if k < _NOR_K[i]:
+            return -x if neg else x
+
+
+@njit(cache=True, inline="always")
+def normal(state) -> float:  # pragma: no cover - numba
+    r"""Standard normal :math:`N(0, 1)` by a 256-layer ziggurat.
+
+    8 bits choose the layer, 1 bit the sign, 52 bits the abscissa (fast path
+    inlined); the wedges and the tail beyond ``r = 3.654`` (Marsaglia's exact method:
+    ``x = -log(U1)/r`` accepted when ``-2 log(U2) > x**2``) run out of line.
+    """
+    b = next_u64(state)
+    i = b & uint64(0xFF)
+    neg = (b >> uint64(8)) & uint64(1)
+    k = (b >> uint64(9)) & uint64(0xFFFFFFFFFFFFF)
+    x = float(k) * _NOR_W[i]
+    if k < _NOR_K[i]:
+        return -x if neg else x
+    return _normal_slow(state, i, neg, x)
 
 
 @njit(cache=True)

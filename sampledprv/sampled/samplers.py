@@ -206,7 +206,7 @@ def _accept(state, t):  # pragma: no cover - numba
     return u <= math.exp(-t), sign
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def gg_draw(state, c, o):  # pragma: no cover - numba
     r"""One draw :math:`y \sim GG(\beta, 1)` and :math:`|y|^\beta`, exactly.
 
