@@ -156,7 +156,7 @@ class Accountant:
         return 2.0 ** (math.floor(4.0 * math.log2(h)) / 4.0)
 
     def _plan(self, composition: dict[Mechanism, int]) -> tuple[float, int, dict, float]:
-        """Mesh ``h``, coarse factor (1 = single level), splits, and the Azuma variance.
+        r"""Mesh ``h``, coarse factor (1 = single level), splits, and the Azuma variance.
 
         The rounding errors enter one Azuma-Hoeffding bound
         :math:`P(\sum > t) \le \exp(-2t^2/V)`; the budget :math:`V^* = 2t^2/\log(1/\delta_H)`

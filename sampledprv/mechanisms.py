@@ -106,8 +106,15 @@ class GeneralizedGaussian(Mechanism):
     sensitivity : float
         Sensitivity in the :math:`\ell_\beta` norm (> 0).
     dimension : int
-        Number of noisy coordinates.  With :math:`\ell_\beta` sensitivity the PRV does
-        not depend on it (GG paper, App. B.2); it matters for sampling only.
+        Number of noisy coordinates.  For ``beta = 2`` the privacy loss depends on the
+        shift only through its L2 norm, so ``dimension`` does not matter.  For
+        ``beta != 2`` it does: the GG paper's "dimension independence" (App. B.2) covers
+        a sensitivity vector concentrated in one coordinate, but spreading the same
+        :math:`\ell_\beta` norm over ``k`` coordinates leaks more (for ``beta > 2`` without
+        bound as ``k`` grows; see :mod:`sampledprv.gg_dimension`).  The analytic
+        accountant therefore refuses ``dimension > 1`` with ``beta != 2``; account such a
+        release coordinate by coordinate (one 1-D spec per coordinate with its own
+        sensitivity) or bound it with :func:`sampledprv.spread_lower_bound`.
     """
 
     beta: float
@@ -145,7 +152,13 @@ class GGNMax(Mechanism):
     r"""Noisy argmax with Generalized Gaussian noise (GG paper, Theorem 2).
 
     Adds i.i.d. ``GG(beta, scale)`` noise to each vote count and releases the argmax.
-    Accounted as the 1-D Generalized Gaussian mechanism with sensitivity 1.
+    Accounted as the 1-D Generalized Gaussian mechanism with sensitivity 1, which is
+    valid when neighbouring histograms differ in **one count by one** (a vote added or
+    removed).  If a record can *move* a vote between two classes (PATE with a changed
+    teacher), two counts change and this accounting is too optimistic (exact check:
+    two classes, beta=2, scale=2 gives delta(0)=0.383 against 0.280); compose
+    ``GeneralizedGaussian(beta, scale)`` twice per answer instead (the argmax is
+    post-processing of the two noisy counts).
     """
 
     beta: float

@@ -174,3 +174,11 @@ def test_compose_again_reuses_and_updates():
     fresh = sp.Accountant().compose(sp.PoissonSubsampled(sp.Gaussian(1.0), 0.01), 200)
     assert e2.estimate > e1.estimate
     assert e2.estimate == pytest.approx(fresh.epsilon(1e-5).estimate, abs=1e-12)
+
+
+def test_gg_dimension_refused_unless_beta_2():
+    with pytest.raises(ValueError, match="dimension"):
+        sp.Accountant().compose(sp.GeneralizedGaussian(1.5, 1.0, dimension=10))
+    a = sp.Accountant().compose(sp.GeneralizedGaussian(2.0, 1.0, dimension=10)).epsilon(1e-5)
+    b = sp.Accountant().compose(sp.GeneralizedGaussian(2.0, 1.0)).epsilon(1e-5)
+    assert a.estimate == b.estimate
