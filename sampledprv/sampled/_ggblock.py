@@ -26,19 +26,21 @@ import math
 import numpy as np
 from numba import njit, uint64
 
+from ._fastpow import fast_pow_block
 from .rng import _INV_2_53, exponential, next_u64, normal, uniform
 from .samplers import GG_LAPLACE_ENV, gg_draw, pow_beta, subsampled_loss
 
 __all__ = ["gg_loss_block", "pow_block"]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def pow_block(src: np.ndarray, dst: np.ndarray, k: int, c: np.ndarray,
               o: int) -> None:  # pragma: no cover - numba
     """``dst[:k] = src[:k] ** beta`` with the constants of ``gg_setup`` at ``c[o:o+8]``.
 
     The power code is tested once, outside the loops, so each loop is straight-line
-    (and vectorized by LLVM for the multiplication/square-root codes).
+    and vectorized by LLVM: multiplications/square roots for quarter-step betas,
+    :func:`~sampledprv.sampled._fastpow.fast_pow_block` for any other beta.
     """
     code = c[o + 7]
     if code == 2.0:
@@ -67,9 +69,7 @@ def pow_block(src: np.ndarray, dst: np.ndarray, k: int, c: np.ndarray,
             x2 = src[i] * src[i]
             dst[i] = x2 * x2
     elif code == 0.0:
-        beta = c[o]
-        for i in range(k):
-            dst[i] = src[i] ** beta
+        fast_pow_block(src, dst, k, c[o])
     else:
         beta, pint, pq = c[o], c[o + 5], c[o + 6]
         for i in range(k):
