@@ -23,7 +23,23 @@ bounds on aliased mass and the floating-point error bound are added to the upper
 and subtracted from the lower one.
 
 Seed method (``certify="seed"``): the GG paper's SampledComposePRV (App. B.3,
-Algorithms 5-6, Theorem 6), see :func:`seed_pmf` and :func:`seed_tau_eta`.
+Algorithms 5-6, Theorem 6), see :func:`seed_pmf`, :func:`circular_compose` and
+:func:`seed_tau_eta`.  Implementation notes (how the accountant feeds it):
+
+* Algorithm 5 draws until ``2n`` samples lie in ``[-L, L]`` with ``L = (m + 1/2) h``;
+  we draw ``n_samples/2`` per half and use the in-window draws.  Conditional on their
+  number the in-window draws are i.i.d. from the truncated law, so Theorem 6 applies
+  with ``n = min`` of the two in-window counts.
+* The second half's mean comes from a histogram 64 times finer (bin midpoints), an
+  error of at most ``h/128`` that is added to ``tau``.
+* Theorem 6's :math:`P[|Y_i| \ge L]` and :math:`P[|\sum Y_i| \ge L - t]` are unknown
+  for sampled PRVs; they are replaced by certified upper bounds (Clopper-Pearson on the
+  out-of-window counts, and the envelope method's composed tails), each at ``alpha/2``,
+  so the interval holds with probability ``>= 1 - alpha`` (the theorem's own failure
+  probabilities are inside ``eta`` as in the paper).
+* Computed from its own formula, ``eta`` contains :math:`2k\sqrt{L/(nh)}` and
+  :math:`2k t`: it stays far above typical ``delta`` (DESIGN.md 3.2), so the upper
+  bound on :math:`\varepsilon(\delta)` is infinite unless ``delta > eta``.
 """
 
 from __future__ import annotations
