@@ -69,7 +69,9 @@ class Interval:
         if self.certification == DETERMINISTIC:
             how = "deterministic"
         else:
-            how = f"with probability >= {self.confidence:.6g}"
+            alpha = 1.0 - self.confidence
+            level = f"1 - {alpha:.2g}" if alpha < 1e-3 else f"{self.confidence:.6g}"
+            how = f"with probability >= {level}"
         return f"certified {how}" + (f" ({self.method})" if self.method else "")
 
     def __str__(self) -> str:
