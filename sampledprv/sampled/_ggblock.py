@@ -8,10 +8,12 @@ three passes over small arrays instead of one branchy loop per draw:
 2. straight-line passes compute :math:`|y|^\beta` and the acceptance exponent
    :math:`t` for the whole block (these loops vectorize: ``sqrt`` and products for
    ``beta`` in quarter steps);
-3. a compaction pass accepts candidate ``i`` iff :math:`U_i \le e^{-t_i}` (squeezes
-   :math:`1 - t \le e^{-t} \le 1/(1+t)` decide almost all; ``exp`` otherwise) until
-   the block is full; later candidates are discarded (their values were never
-   looked at, so the accepted ones stay i.i.d. exact draws).
+3. candidate ``i`` is accepted iff :math:`U_i \le e^{-t_i}` (squeezes
+   :math:`1 - t \le e^{-t} \le 1/(1+t)` decide almost all, branch-free; libm ``exp``
+   for the rest); a branch-free pass compacts the accepted candidates in order and
+   the first ones fill the block.  Acceptances beyond the block are discarded, which
+   keeps the kept ones i.i.d. exact draws (which are kept depends only on the
+   acceptance indicators, independent of the values).
 
 The loss pass then evaluates :math:`|y \mp d|^\beta` for the block.  The consumption
 of random numbers depends only on the block length, which the kernels fix, so runs
@@ -77,6 +79,14 @@ def pow_block(src: np.ndarray, dst: np.ndarray, k: int, c: np.ndarray,
 
 
 @njit(cache=True)
+def _undecided(u, t, acc, k):  # pragma: no cover - numba
+    # exact test u <= exp(-t) for the candidates the squeezes left open (acc == 2)
+    for i in range(k):
+        if acc[i] == 2:
+            acc[i] = 1 if u[i] <= math.exp(-t[i]) else 0
+
+
+@njit(cache=True, error_model="numpy")
 def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray,
                        yb: np.ndarray) -> None:  # pragma: no cover - numba
     """Fill ``y`` with i.i.d. ``GG(beta, 1)`` draws and ``yb`` with ``|y|**beta``."""
@@ -86,18 +96,30 @@ def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray,
         for i in range(n):
             y[i], yb[i] = gg_draw(state, c, o)
         return
+    beta = c[o]
     laplace_env = method == GG_LAPLACE_ENV
     a_env, kappa, rstar = c[o + 2], c[o + 3], c[o + 4]
     inv_lam = 1.0 / a_env
-    m = n + (n >> 2) + 16
+    # acceptance rate of the envelope (samplers.gg_acceptance) sets the batch size
+    g = math.gamma(1.0 + 1.0 / beta)
+    if laplace_env:
+        rate = a_env * g * math.exp(-rstar)
+    else:
+        rate = 2.0 * g * math.sqrt(kappa / math.pi) * math.exp(-rstar)
+    inv_rate = 1.0 / rate
+    m = int(n * inv_rate) + 17
     cand = np.empty(m)
     absc = np.empty(m)
     powc = np.empty(m)
     u = np.empty(m)
     t = np.empty(m)
+    acc = np.empty(m, dtype=np.int64)
+    ybuf = np.empty(m + 1)
+    pbuf = np.empty(m + 1)
     filled = 0
     while filled < n:
-        k = min(m, (n - filled) + ((n - filled) >> 2) + 16)
+        need = n - filled
+        k = min(m, int(need * inv_rate) + 16)
         # 1. candidates and acceptance uniforms (with the sign in bit 0)
         if laplace_env:
             for i in range(k):
@@ -121,22 +143,29 @@ def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray,
         else:
             for i in range(k):
                 t[i] = powc[i] - kappa * absc[i] * absc[i] + rstar
-        # 3. accept iff u <= exp(-t), squeezes first; compact into y, yb
+        # 3. accept iff u <= exp(-t): squeezes 1 - t <= exp(-t) <= 1/(1 + t) decide
+        #    (branch-free), exp only for the rest; then branch-free compaction
+        n_open = 0
         for i in range(k):
             ti = t[i]
             ui = u[i]
-            if ui <= 1.0 - ti:
-                ok = True
-            elif ui * (1.0 + ti) > 1.0:
-                ok = False
-            else:
-                ok = ui <= math.exp(-ti)
-            if ok:
-                y[filled] = cand[i]
-                yb[filled] = powc[i]
-                filled += 1
-                if filled == n:
-                    break
+            sure = ui <= 1.0 - ti
+            no = ui * (1.0 + ti) > 1.0
+            a = 1 if sure else (0 if no else 2)
+            acc[i] = a
+            n_open += a >> 1
+        if n_open:
+            _undecided(u, t, acc, k)
+        f = 0
+        for i in range(k):
+            ybuf[f] = cand[i]
+            pbuf[f] = powc[i]
+            f += acc[i]
+        take = min(f, need)
+        for i in range(take):
+            y[filled + i] = ybuf[i]
+            yb[filled + i] = pbuf[i]
+        filled += take
 
 
 @njit(cache=True)

@@ -74,6 +74,7 @@ __all__ = ["LossHistogram", "loss_histogram", "NUM_STREAMS", "BLOCK", "FALLBACK_
 NUM_STREAMS = 256          #: logical random streams per run (fixed: reproducibility)
 BLOCK = 1024               #: draws per call of a source's fill function
 FALLBACK_BLOCK = 1 << 16   #: draws per numpy Generator in the Python fallback path
+_MAX_EDGE_RATIO = float(2 ** 40)  #: max(|lo|, |hi|) / h (exact one-step bin correction)
 _AUTO_PROGRESS_S = 2.0     #: show a progress bar when the run is expected to last longer
 
 # extra counters: below, above, +inf, -inf, nan
@@ -133,39 +134,59 @@ class LossHistogram:
                              self.neg_inf + other.neg_inf, self.n + other.n, self.lo, self.h)
 
 
-@njit(inline="always")
-def _bin_one(y, lo, h, inv_h, hi, bins, hist, t, extra):  # pragma: no cover - numba
-    if y < lo:
-        extra[t, _NEG if y == -math.inf else _BELOW] += 1
-    elif y >= hi:
-        extra[t, _POS if y == math.inf else _ABOVE] += 1
-    elif y != y:
-        extra[t, _NAN] += 1
-    else:
-        j = int((y - lo) * inv_h)
-        if j >= bins:
-            j = bins - 1
-        while j > 0 and y < lo + j * h:
-            j -= 1
-        while j < bins - 1 and y >= lo + (j + 1) * h:
-            j += 1
-        hist[t, j] += 1
+@njit(cache=True, error_model="numpy")
+def _bin_index(y, k, lo, h, inv_h, bins, idx):  # pragma: no cover - numba
+    """Bin codes of ``y[:k]`` (straight-line, vectorized by LLVM).
+
+    ``idx[i] = j >= 0`` for ``lo + j*h <= y < lo + (j+1)*h`` (float64 edges as
+    written); negative codes ``-1 - c`` for the extra counters ``c`` (below, above,
+    +inf, -inf, NaN).  ``floor((y - lo)/h)`` is within one bin of the answer when the
+    window satisfies the check of ``_check_window``, so one correction step each way
+    suffices.
+    """
+    top = bins - 1
+    hi = lo + bins * h
+    for i in range(k):
+        v = y[i]
+        jf = np.floor((v - lo) * inv_h)
+        jf = jf if jf >= 0.0 else 0.0          # also maps NaN to 0
+        jf = jf if jf <= top else float(top)
+        j = np.int64(jf)
+        j -= np.int64(v < lo + j * h)
+        j += np.int64(v >= lo + (j + 1) * h)
+        j = -1 - _BELOW if v < lo else j
+        j = -1 - _NEG if v == -np.inf else j
+        j = -1 - _ABOVE if v >= hi else j
+        j = -1 - _POS if v == np.inf else j
+        j = -1 - _NAN if v != v else j
+        idx[i] = j
+
+
+@njit(cache=True)
+def _count(idx, k, hist, t, extra) -> int:  # pragma: no cover - numba
+    """Add the codes ``idx[:k]`` to ``hist[t]`` / ``extra[t]``; index of the first NaN
+    (or -1)."""
+    first_nan = -1
+    for i in range(k):
+        j = idx[i]
+        if j >= 0:
+            hist[t, j] += 1
+        else:
+            extra[t, -1 - j] += 1
+            if j == -1 - _NAN and first_nan < 0:
+                first_nan = i
+    return first_nan
 
 
 @njit(cache=True)
 def bin_losses(y: np.ndarray, lo: float, h: float, hist: np.ndarray,
                extra: np.ndarray) -> int:  # pragma: no cover - numba
-    """Add the losses ``y`` to ``hist[0]`` / ``extra[0]``; return the index of the first
-    NaN (or -1)."""
-    bins = hist.shape[1]
-    hi = lo + bins * h
-    inv_h = 1.0 / h
-    first_nan = -1
-    for i in range(y.shape[0]):
-        if y[i] != y[i] and first_nan < 0:
-            first_nan = i
-        _bin_one(y[i], lo, h, inv_h, hi, bins, hist, 0, extra)
-    return first_nan
+    """Add the losses ``y`` to ``hist[0]`` / ``extra[0]`` (same binning as the kernels);
+    return the index of the first NaN (or -1)."""
+    k = y.shape[0]
+    idx = np.empty(k, dtype=np.int64)
+    _bin_index(y, k, lo, h, 1.0 / h, hist.shape[1], idx)
+    return _count(idx, k, hist, 0, extra)
 
 
 def _make_chunk_kernel(fill: Callable, cache: bool) -> Callable:
@@ -185,10 +206,10 @@ def _make_chunk_kernel(fill: Callable, cache: bool) -> Callable:
         n_thr = hist.shape[0]
         n_str = states.shape[0]
         bins = hist.shape[1]
-        hi = lo + bins * h
         inv_h = 1.0 / h
         for t in prange(n_thr):
             buf = np.empty(BLOCK)
+            idx = np.empty(BLOCK, dtype=np.int64)
             # thread-local copies: no shared reference counts or cache lines in hot loops
             prm = params.copy()
             local = states[0:1].copy()
@@ -201,11 +222,10 @@ def _make_chunk_kernel(fill: Callable, cache: bool) -> Callable:
                     k = min(BLOCK, m - k0)
                     out = buf[:k]
                     fill(st, prm, out)
-                    for i in range(k):
-                        y = out[i]
-                        if y != y and nan_at[s] < 0:
-                            nan_at[s] = done[s] + k0 + i
-                        _bin_one(y, lo, h, inv_h, hi, bins, hist, t, extra)
+                    _bin_index(out, k, lo, h, inv_h, bins, idx)
+                    first_nan = _count(idx, k, hist, t, extra)
+                    if first_nan >= 0 and nan_at[s] < 0:
+                        nan_at[s] = done[s] + k0 + first_nan
                     k0 += k
                 states[s] = local[0]
                 remaining[s] -= m
@@ -269,6 +289,11 @@ def _check_window(n: int, lo: float, h: float, bins: int) -> tuple[int, float, f
         raise ValueError(f"bins must be an integer >= 1, got {bins!r}")
     if not math.isfinite(lo + bins * h):
         raise ValueError(f"the window end lo + bins*h = {lo + bins * h} is not finite")
+    if max(abs(lo), abs(lo + bins * h)) > _MAX_EDGE_RATIO * h:
+        raise ValueError(
+            f"bin width h={h!r} is too small for a window reaching "
+            f"{max(abs(lo), abs(lo + bins * h))!r}: float64 bin edges need "
+            f"max(|lo|, |lo + bins*h|) <= 2**40 * h; use a larger h or a window closer to 0")
     return int(n), lo, h, int(bins)
 
 
