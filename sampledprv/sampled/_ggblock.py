@@ -3,8 +3,9 @@ r"""Block-vectorized Generalized Gaussian privacy losses (the hot path of the ke
 :func:`gg_loss_block` fills a block of privacy-loss samples of the GG mechanism in
 three passes over small arrays instead of one branchy loop per draw:
 
-1. a scalar RNG pass draws envelope candidates (ziggurat exponentials or normals) and
-   one 64-bit word per candidate (the uniform of the acceptance test and the sign);
+1. a scalar RNG pass draws envelope candidates (ziggurat exponentials or normals) and,
+   from the auxiliary generator, one 64-bit word per candidate (the uniform of the
+   acceptance test and the sign);
 2. straight-line passes compute :math:`|y|^\beta` and the acceptance exponent
    :math:`t` for the whole block (these loops vectorize: ``sqrt`` and products for
    ``beta`` in quarter steps);
@@ -29,7 +30,7 @@ import numpy as np
 from numba import njit, uint64
 
 from ._fastpow import fast_pow_block
-from .rng import _INV_2_53, exponential, next_u64, normal, uniform
+from .rng import _INV_2_53, exponential, next_u64_aux, normal, uniform_aux
 from .samplers import GG_LAPLACE_ENV, gg_draw, pow_beta, subsampled_loss
 
 __all__ = ["gg_loss_block", "pow_block"]
@@ -87,10 +88,13 @@ def _undecided(u, t, acc, k):  # pragma: no cover - numba
 
 
 @njit(cache=True, error_model="numpy")
-def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray,
-                       yb: np.ndarray) -> None:  # pragma: no cover - numba
-    """Fill ``y`` with i.i.d. ``GG(beta, 1)`` draws and ``yb`` with ``|y|**beta``."""
-    n = y.shape[0]
+def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray, yb: np.ndarray,
+                       n: int) -> None:  # pragma: no cover - numba
+    """Fill ``y[:n]`` with i.i.d. ``GG(beta, 1)`` draws and ``yb[:n]`` with ``|y|**beta``.
+
+    ``y`` and ``yb`` need ``n + 1`` entries (the last one is a sink for the
+    branch-free compaction).
+    """
     method = c[o + 1]
     if method < GG_LAPLACE_ENV:  # beta in {1, 2}: direct
         for i in range(n):
@@ -104,68 +108,62 @@ def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray,
     g = math.gamma(1.0 + 1.0 / beta)
     if laplace_env:
         rate = a_env * g * math.exp(-rstar)
+        quad = 0.0
     else:
         rate = 2.0 * g * math.sqrt(kappa / math.pi) * math.exp(-rstar)
+        quad = kappa
+    lin = a_env if laplace_env else 0.0
     inv_rate = 1.0 / rate
     m = int(n * inv_rate) + 17
     cand = np.empty(m)
-    absc = np.empty(m)
     powc = np.empty(m)
     u = np.empty(m)
     t = np.empty(m)
     acc = np.empty(m, dtype=np.int64)
-    ybuf = np.empty(m + 1)
-    pbuf = np.empty(m + 1)
     filled = 0
     while filled < n:
-        need = n - filled
-        k = min(m, int(need * inv_rate) + 16)
-        # 1. candidates and acceptance uniforms (with the sign in bit 0)
+        k = min(m, int((n - filled) * inv_rate) + 16)
+        # 1. candidates and acceptance uniforms (sign in bit 0), two RNG chains
         if laplace_env:
             for i in range(k):
                 e = exponential(state) * inv_lam
-                b = next_u64(state)
+                b = next_u64_aux(state)
                 u[i] = (float(b >> uint64(11)) + 0.5) * _INV_2_53
-                absc[i] = e
                 cand[i] = -e if (b & uint64(1)) else e
         else:
             for i in range(k):
                 z = normal(state) * a_env
-                b = next_u64(state)
+                b = next_u64_aux(state)
                 u[i] = (float(b >> uint64(11)) + 0.5) * _INV_2_53
-                absc[i] = abs(z)
                 cand[i] = z
-        # 2. |y|^beta and the acceptance exponent t = -log(f/(M g)) >= 0
-        pow_block(absc, powc, k, c, o)
-        if laplace_env:
-            for i in range(k):
-                t[i] = powc[i] - a_env * absc[i] + rstar
-        else:
-            for i in range(k):
-                t[i] = powc[i] - kappa * absc[i] * absc[i] + rstar
+        # 2. |y|^beta and the acceptance exponent t = -log(f/(M g)) >= 0:
+        #    t = |y|^beta - lin |y| - quad y^2 + rstar
+        for i in range(k):
+            t[i] = abs(cand[i])
+        pow_block(t, powc, k, c, o)
         # 3. accept iff u <= exp(-t): squeezes 1 - t <= exp(-t) <= 1/(1 + t) decide
-        #    (branch-free), exp only for the rest; then branch-free compaction
+        #    (branch-free), libm exp only for the rest
         n_open = 0
         for i in range(k):
-            ti = t[i]
+            a = t[i]
+            ti = powc[i] - (lin + quad * a) * a + rstar
+            t[i] = ti
             ui = u[i]
             sure = ui <= 1.0 - ti
             no = ui * (1.0 + ti) > 1.0
-            a = 1 if sure else (0 if no else 2)
-            acc[i] = a
-            n_open += a >> 1
+            flag = 1 if sure else (0 if no else 2)
+            acc[i] = flag
+            n_open += flag >> 1
         if n_open:
             _undecided(u, t, acc, k)
-        f = 0
+        # 4. branch-free compaction, in order, straight into y / yb (index n = sink)
+        f = filled
         for i in range(k):
-            ybuf[f] = cand[i]
-            pbuf[f] = powc[i]
+            j = min(f, n)
+            y[j] = cand[i]
+            yb[j] = powc[i]
             f += acc[i]
-        take = min(f, need)
-        for i in range(take):
-            y[filled + i] = ybuf[i]
-            yb[filled + i] = pbuf[i]
-        filled += take
+        filled = min(f, n)
 
 
 @njit(cache=True)
@@ -183,9 +181,9 @@ def gg_loss_block(state, prm: np.ndarray, out: np.ndarray, head: int) -> None:  
     q = prm[2]
     d = prm[head]
     o = head + 1
-    y = np.empty(n)
-    yb = np.empty(n)
-    _gg_standard_block(state, prm, o, y, yb)
+    y = np.empty(n + 1)
+    yb = np.empty(n + 1)
+    _gg_standard_block(state, prm, o, y, yb, n)
     x = np.empty(n)
     xb = np.empty(n)
     if mode == 0.0:      # remove: from P0
@@ -203,7 +201,7 @@ def gg_loss_block(state, prm: np.ndarray, out: np.ndarray, head: int) -> None:  
     elif mode == 2.0:    # subsampled remove: from P0 w.p. q, else Q0
         from_p = np.empty(n, dtype=np.bool_)
         for i in range(n):
-            from_p[i] = uniform(state) < q
+            from_p[i] = uniform_aux(state) < q
         for i in range(n):
             x[i] = abs(y[i] - d) if from_p[i] else abs(y[i] + d)
         pow_block(x, xb, n, prm, o)

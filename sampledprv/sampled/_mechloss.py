@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit
 
 from .. import mechanisms as M
-from .rng import exponential, normal, random_sign, uniform
+from .rng import exponential, normal, random_sign, uniform, uniform_aux
 from ._ggblock import gg_loss_block
 from .samplers import gg_draw, gg_setup, pow_code, subsampled_loss
 
@@ -160,7 +160,7 @@ def builtin_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no
     for i in range(out.shape[0]):
         from_p = always_p
         if mix:
-            from_p = uniform(state) < q
+            from_p = uniform_aux(state) < q
         y = _loss(state, prm, from_p)
         if sub:
             y = subsampled_loss(y, q)

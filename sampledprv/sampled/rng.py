@@ -1,9 +1,10 @@
 r"""Inlined xoshiro256++ random numbers for Numba kernels.
 
 Every sampler of :mod:`sampledprv.sampled` draws from a *state*: one xoshiro256++
-generator (Blackman & Vigna, 2019; period :math:`2^{256}-1`) stored as a record of
-:data:`STATE_DTYPE` (four ``uint64`` fields ``s0..s3``), i.e. an element of the
-structured array returned by :func:`seed_states`.  Records are passed by reference
+generator (Blackman & Vigna, 2019; period :math:`2^{256}-1`) plus an auxiliary one
+(:func:`next_u64_aux`), stored as a record of :data:`STATE_DTYPE` (eight ``uint64``
+fields ``s0..s3``, ``t0..t3``), i.e. an element of the structured array returned by
+:func:`seed_states`.  Records are passed by reference
 without reference counting, which keeps the hot loops free of atomic operations.
 The functions below are ``numba.njit(inline="always")`` functions that take the state
 as their first argument and advance it in place, so they inline into the fused
@@ -40,15 +41,16 @@ import numpy as np
 from numba import njit, uint64
 
 __all__ = [
-    "STATE_DTYPE", "seed_states", "new_state", "next_u64", "uniform", "uniform_open", "exponential", "normal",
-    "gamma", "random_sign",
+    "STATE_DTYPE", "seed_states", "new_state", "next_u64", "next_u64_aux", "uniform_aux",
+    "uniform", "uniform_open", "exponential", "normal", "gamma", "random_sign",
 ]
 
 _INV_2_53 = 1.0 / 9007199254740992.0
 
 #: dtype of one generator state (a numba Record inside jitted code).
 STATE_DTYPE = np.dtype([("s0", np.uint64), ("s1", np.uint64), ("s2", np.uint64),
-                        ("s3", np.uint64)])
+                        ("s3", np.uint64), ("t0", np.uint64), ("t1", np.uint64),
+                        ("t2", np.uint64), ("t3", np.uint64)])
 
 
 def seed_states(seed: object, n_streams: int) -> np.ndarray:
@@ -60,7 +62,8 @@ def seed_states(seed: object, n_streams: int) -> np.ndarray:
         Root entropy.  ``None`` draws fresh entropy from the OS (not reproducible).
     n_streams : int
         Number of streams; stream ``i`` is seeded from ``SeedSequence(seed).spawn(n)[i]``
-        (the same children whatever ``n`` beyond ``i``).
+        (the same children whatever ``n`` beyond ``i``); its 8 generated words seed the
+        main and the auxiliary generator.
 
     Returns
     -------
@@ -70,13 +73,15 @@ def seed_states(seed: object, n_streams: int) -> np.ndarray:
         xoshiro state).  Inside jitted code ``states[i]`` is a mutable record.
     """
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    raw = np.empty((n_streams, 4), dtype=np.uint64)
+    raw = np.empty((n_streams, 8), dtype=np.uint64)
     for i in range(n_streams):
         child = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (i,),
                                        pool_size=root.pool_size)
-        st = child.generate_state(4, np.uint64)
-        if not st.any():  # pragma: no cover - probability 2**-256
+        st = child.generate_state(8, np.uint64)
+        if not st[:4].any():  # pragma: no cover - probability 2**-256
             st[0] = 1
+        if not st[4:].any():  # pragma: no cover - probability 2**-256
+            st[4] = 1
         raw[i] = st
     return raw.view(STATE_DTYPE).reshape(n_streams)
 
@@ -115,6 +120,40 @@ def next_u64(state) -> np.uint64:  # pragma: no cover - numba
 
 
 @njit(cache=True, inline="always")
+def next_u64_aux(state) -> np.uint64:  # pragma: no cover - numba
+    """Next 64 bits of the stream's auxiliary xoshiro256++ generator (fields ``t0..t3``).
+
+    Samplers that need two random numbers per draw (a candidate and its acceptance
+    uniform, a magnitude and its sign) take the second from the auxiliary generator:
+    the two state-update chains then run in parallel on the CPU (about 1.4x faster
+    than one chain).
+    """
+    s0 = state.t0
+    s1 = state.t1
+    s2 = state.t2
+    s3 = state.t3
+    result = _rotl(s0 + s3, 23) + s0
+    t = s1 << uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    state.t0 = s0
+    state.t1 = s1
+    state.t2 = s2
+    state.t3 = s3
+    return result
+
+
+@njit(cache=True, inline="always")
+def uniform_aux(state) -> float:  # pragma: no cover - numba
+    """:math:`U[0, 1)` from the auxiliary generator (see :func:`next_u64_aux`)."""
+    return float(next_u64_aux(state) >> uint64(11)) * _INV_2_53
+
+
+@njit(cache=True, inline="always")
 def uniform(state) -> float:  # pragma: no cover - numba
     """:math:`U[0, 1)`: ``k / 2**53`` with ``k`` the top 53 bits of :func:`next_u64`."""
     return float(next_u64(state) >> uint64(11)) * _INV_2_53
@@ -128,8 +167,8 @@ def uniform_open(state) -> float:  # pragma: no cover - numba
 
 @njit(cache=True, inline="always")
 def random_sign(state) -> float:  # pragma: no cover - numba
-    """``+1.0`` or ``-1.0`` with probability 1/2 each (top bit of :func:`next_u64`)."""
-    return 1.0 if (next_u64(state) >> uint64(63)) == uint64(0) else -1.0
+    """``+1.0`` or ``-1.0`` with probability 1/2 each (top bit of :func:`next_u64_aux`)."""
+    return 1.0 if (next_u64_aux(state) >> uint64(63)) == uint64(0) else -1.0
 
 
 # ---------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ from typing import Callable
 import numpy as np
 from numba import njit, uint64
 
-from .rng import _INV_2_53, exponential, next_u64, normal, random_sign
+from .rng import _INV_2_53, exponential, next_u64_aux, normal, random_sign
 from .rng import gamma as _gamma
 
 __all__ = [
@@ -192,11 +192,11 @@ def pow_code(x: float, c: np.ndarray, o: int) -> float:  # pragma: no cover - nu
 def _accept(state, t):  # pragma: no cover - numba
     r"""Bernoulli(:math:`e^{-t}`) for ``t >= 0`` plus an independent random sign.
 
-    One 64-bit word gives :math:`U = (k + 1/2)/2^{53}` (top 53 bits) and the sign (bit
-    0).  Accept iff :math:`U \le e^{-t}`, decided by the squeezes
+    One 64-bit word of the auxiliary generator gives :math:`U = (k + 1/2)/2^{53}` (top
+    53 bits) and the sign (bit 0).  Accept iff :math:`U \le e^{-t}`, decided by the squeezes
     :math:`1 - t \le e^{-t} \le 1/(1 + t)` and ``exp`` only in between.
     """
-    b = next_u64(state)
+    b = next_u64_aux(state)
     u = (float(b >> uint64(11)) + 0.5) * _INV_2_53
     sign = -1.0 if (b & uint64(1)) else 1.0
     if u <= 1.0 - t:
