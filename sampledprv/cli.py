@@ -28,6 +28,7 @@ import math
 import os
 import re
 import sys
+import textwrap
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -524,14 +525,14 @@ def make_accountant_factory(s: Setup) -> Callable[[], Any]:
     return lambda: sp.SampledAccountant(**kw2)
 
 
-def accountant_description(acc: Any) -> Dict[str, Any]:
+def accountant_description(acc: Any, s: Optional[Setup] = None) -> Dict[str, Any]:
     import sampledprv as sp
 
     if isinstance(acc, sp.Accountant):
         return {"type": "analytic", "eps_error": acc.eps_error, "delta_error": acc.delta_error}
+    seed = s.seed if s is not None and s.seed is not None else 0
     return {"type": "sampled", "n_samples": acc.n_samples, "alpha": acc.alpha,
-            "certify": acc.certify, "bins": acc.bins,
-            "seed": int(acc._root.entropy) if isinstance(acc._root.entropy, int) else None}
+            "certify": acc.certify, "bins": acc.bins, "seed": seed}
 
 
 def composed(s: Setup, factory: Callable[[], Any], free_value: Optional[float] = None):
@@ -602,7 +603,7 @@ def _certified_line(iv: Any, what: str) -> str:
 
 
 def _composition_lines(s: Setup, acc: Any) -> List[str]:
-    d = accountant_description(acc)
+    d = accountant_description(acc, s)
     if d["type"] == "analytic":
         head = (f"analytic accountant (eps_error={d['eps_error']:g}, "
                 f"delta_error={d['delta_error']:g})")
@@ -653,7 +654,7 @@ def cmd_epsilon(args: argparse.Namespace) -> int:
     if any(not math.isfinite(iv.upper) for _, iv in ivs):
         text.append("note: upper = inf means no finite bound could be certified at that delta"
                     " (sampled: too few samples -- see 'sampledprv plan')")
-    payload = {"command": "epsilon", "accountant": accountant_description(acc),
+    payload = {"command": "epsilon", "accountant": accountant_description(acc, s),
                "composition": _composition_json(s),
                "results": [{"delta": d, **interval_json(iv)} for d, iv in ivs]}
     _emit(args, payload, text)
@@ -671,7 +672,7 @@ def cmd_delta(args: argparse.Namespace) -> int:
     text = _composition_lines(s, acc) + [""] + _table(
         ["epsilon", "delta lower", "estimate", "upper"], rows) + [""]
     text.append(_certified_line(ivs[0][1], "delta(epsilon)"))
-    payload = {"command": "delta", "accountant": accountant_description(acc),
+    payload = {"command": "delta", "accountant": accountant_description(acc, s),
                "composition": _composition_json(s),
                "results": [{"epsilon": e, **interval_json(iv)} for e, iv in ivs]}
     _emit(args, payload, text)
@@ -856,7 +857,7 @@ def cmd_curve(args: argparse.Namespace) -> int:
         body = buf.getvalue()
     else:
         body = json.dumps(jsonable({
-            "command": "curve", "accountant": accountant_description(acc),
+            "command": "curve", "accountant": accountant_description(acc, s),
             "composition": _composition_json(s), "certification": curve.certification,
             "confidence": curve.confidence, "method": curve.method,
             "epsilon": curve.epsilons, "delta_lower": curve.lower,
@@ -983,11 +984,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog=PROG, formatter_class=_Formatter,
-        description="Certified differential-privacy accounting. Every answer is an interval "
-                    "[lower, upper] with an estimate, and says how it is certified: "
-                    "deterministic (analytic mechanisms) or with probability >= 1 - alpha over "
-                    "the sampling (sampled accountant). Neighbouring datasets differ by adding "
-                    "or removing one record; both directions are accounted.",
+        description=textwrap.fill(
+            "Certified differential-privacy accounting. Every answer is an interval "
+            "[lower, upper] with an estimate, and says how it is certified: deterministic "
+            "(analytic mechanisms) or with probability >= 1 - alpha over the sampling "
+            "(sampled accountant). Neighbouring datasets differ by adding or removing one "
+            "record; both directions are accounted.", 92),
         epilog=_MAIN_EPILOG + "\n" + _CONFIG_HELP)
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -1031,8 +1033,9 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=f"""examples:
   # GG scale (and noise multiplier) for beta-DP-SGD
   {PROG} calibrate --epsilon 2 --delta 1e-5 -m "subsampled-gg beta=1.5 q=0.01" -c 1000
-  # Gaussian noise multiplier, in noise-multiplier units for GG: sigma=?
+  # Gaussian noise multiplier sigma for DP-SGD
   {PROG} calibrate --epsilon 1 --delta 1e-5 -m "subsampled-gaussian q=0.004" -c 5000
+  # GG solved in noise-multiplier units (scale = sqrt(2) sigma) instead of scale
   {PROG} calibrate --epsilon 3 --delta 1e-5 -m "subsampled-gg beta=3 sigma=? q=0.01" -c 1000
   # what is left of the budget after 10 Laplace releases
   {PROG} calibrate --epsilon 2 --delta 1e-5 -m "laplace scale=20" -c 10 \\

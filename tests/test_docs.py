@@ -41,7 +41,7 @@ def blocks(path: Path) -> list[tuple[str, str, int]]:
 
 
 def commands(code: str) -> list[str]:
-    joined = re.sub(r"\\\n\s*", " ", code)
+    joined = re.sub(r"\s*\\\n\s*", " ", code)
     return [ln.strip() for ln in joined.splitlines()
             if ln.strip() and not ln.strip().startswith("#")]
 
