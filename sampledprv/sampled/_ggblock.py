@@ -80,6 +80,18 @@ def pow_block(src: np.ndarray, dst: np.ndarray, k: int, c: np.ndarray,
 
 
 @njit(cache=True)
+def _inv_rate(c: np.ndarray, o: int) -> float:  # pragma: no cover - numba
+    """1 / acceptance rate of the envelope (as :func:`samplers.gg_acceptance`)."""
+    beta, a_env, kappa, rstar = c[o], c[o + 2], c[o + 3], c[o + 4]
+    if c[o + 1] < GG_LAPLACE_ENV:
+        return 1.0
+    g = math.gamma(1.0 + 1.0 / beta)
+    if c[o + 1] == GG_LAPLACE_ENV:
+        return 1.0 / (a_env * g * math.exp(-rstar))
+    return 1.0 / (2.0 * g * math.sqrt(kappa / math.pi) * math.exp(-rstar))
+
+
+@njit(cache=True)
 def _undecided(u, t, acc, k):  # pragma: no cover - numba
     # exact test u <= exp(-t) for the candidates the squeezes left open (acc == 2)
     for i in range(k):
@@ -89,37 +101,26 @@ def _undecided(u, t, acc, k):  # pragma: no cover - numba
 
 @njit(cache=True, error_model="numpy")
 def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray, yb: np.ndarray,
-                       n: int) -> None:  # pragma: no cover - numba
+                       n: int, cand: np.ndarray, powc: np.ndarray, u: np.ndarray,
+                       t: np.ndarray, acc: np.ndarray) -> None:  # pragma: no cover - numba
     """Fill ``y[:n]`` with i.i.d. ``GG(beta, 1)`` draws and ``yb[:n]`` with ``|y|**beta``.
 
     ``y`` and ``yb`` need ``n + 1`` entries (the last one is a sink for the
-    branch-free compaction).
+    branch-free compaction); ``cand, powc, u, t, acc`` are work arrays of
+    ``_batch(n, c, o)`` entries (one allocation per block in the caller).
     """
     method = c[o + 1]
     if method < GG_LAPLACE_ENV:  # beta in {1, 2}: direct
         for i in range(n):
             y[i], yb[i] = gg_draw(state, c, o)
         return
-    beta = c[o]
     laplace_env = method == GG_LAPLACE_ENV
     a_env, kappa, rstar = c[o + 2], c[o + 3], c[o + 4]
     inv_lam = 1.0 / a_env
-    # acceptance rate of the envelope (samplers.gg_acceptance) sets the batch size
-    g = math.gamma(1.0 + 1.0 / beta)
-    if laplace_env:
-        rate = a_env * g * math.exp(-rstar)
-        quad = 0.0
-    else:
-        rate = 2.0 * g * math.sqrt(kappa / math.pi) * math.exp(-rstar)
-        quad = kappa
+    quad = 0.0 if laplace_env else kappa
     lin = a_env if laplace_env else 0.0
-    inv_rate = 1.0 / rate
-    m = int(n * inv_rate) + 17
-    cand = np.empty(m)
-    powc = np.empty(m)
-    u = np.empty(m)
-    t = np.empty(m)
-    acc = np.empty(m, dtype=np.int64)
+    inv_rate = _inv_rate(c, o)
+    m = cand.shape[0]
     filled = 0
     while filled < n:
         k = min(m, int((n - filled) * inv_rate) + 16)
@@ -181,11 +182,16 @@ def gg_loss_block(state, prm: np.ndarray, out: np.ndarray, head: int) -> None:  
     q = prm[2]
     d = prm[head]
     o = head + 1
-    y = np.empty(n + 1)
-    yb = np.empty(n + 1)
-    _gg_standard_block(state, prm, o, y, yb, n)
-    x = np.empty(n)
-    xb = np.empty(n)
+    m = int(n * _inv_rate(prm, o)) + 17
+    w = np.empty(4 * (n + 1) + 4 * m)   # one allocation for all work arrays
+    acc = np.empty(m, dtype=np.int64)
+    y = w[:n + 1]
+    yb = w[n + 1:2 * n + 2]
+    x = w[2 * n + 2:3 * n + 3]
+    xb = w[3 * n + 3:4 * n + 4]
+    b0 = 4 * n + 4
+    _gg_standard_block(state, prm, o, y, yb, n, w[b0:b0 + m], w[b0 + m:b0 + 2 * m],
+                       w[b0 + 2 * m:b0 + 3 * m], w[b0 + 3 * m:b0 + 4 * m], acc)
     if mode == 0.0:      # remove: from P0
         for i in range(n):
             x[i] = abs(y[i] - d)
@@ -199,7 +205,7 @@ def gg_loss_block(state, prm: np.ndarray, out: np.ndarray, head: int) -> None:  
         for i in range(n):
             out[i] = xb[i] - yb[i]
     elif mode == 2.0:    # subsampled remove: from P0 w.p. q, else Q0
-        from_p = np.empty(n, dtype=np.bool_)
+        from_p = acc  # reuse as 0/1 flags (m >= n)
         for i in range(n):
             from_p[i] = uniform_aux(state) < q
         for i in range(n):
