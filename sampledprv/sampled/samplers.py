@@ -278,15 +278,20 @@ def laplace(state, loc: float, b: float) -> float:  # pragma: no cover
 def subsampled_loss(loss: float, q: float) -> float:  # pragma: no cover - numba
     r""":math:`\log(1 - q + q e^{\ell})`, stable for every :math:`\ell \in [-\infty, \infty]`.
 
-    For :math:`\ell > 0`: :math:`\ell + \log q + \log1p(\tfrac{1-q}{q} e^{-\ell})`;
-    otherwise :math:`\log1p(q\,\mathrm{expm1}(\ell))` (so :math:`\ell = -\infty` gives
-    :math:`\log(1-q)`).
+    :math:`\log1p(q\,\mathrm{expm1}(\ell))` while that argument exceeds -1/2
+    (relative accuracy of a few ulp), else :math:`\log((1-q) + q e^{\ell})` (a sum of
+    positives, its log well-conditioned; :math:`\ell = -\infty` gives
+    :math:`\log(1-q)`); for :math:`\ell > 700`, where
+    ``expm1`` would overflow, :math:`\ell + \log q + \log1p(\tfrac{1-q}{q} e^{-\ell})`.
     """
-    if loss > 0.0:
+    if loss > 700.0:
         if loss == math.inf:
             return math.inf
         return loss + math.log(q) + math.log1p((1.0 - q) / q * math.exp(-loss))
-    return math.log1p(q * math.expm1(loss))
+    x = q * math.expm1(loss)
+    if x > -0.5:
+        return math.log1p(x)
+    return math.log((1.0 - q) + q * math.exp(loss))  # well-conditioned: value <= log(1/2)
 
 
 def make_rejection_sampler(target_logpdf: Callable, proposal_sample: Callable,
