@@ -148,10 +148,27 @@ def builtin_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no
     so they are perfectly predicted): the samplers are inlined once, which keeps
     compilation short.
     """
-    if prm[0] == KIND_GG:
+    kind = prm[0]
+    if kind == KIND_GG:
         gg_loss_block(state, prm, out, _HEAD)
         return
     mode = prm[1]
+    if mode <= MODE_ADD and kind == KIND_GAUSS:
+        # remove: mu^2/2 - mu z; add: -(-mu^2/2 - mu z) = mu^2/2 + mu z (same law)
+        mu = prm[_HEAD]
+        c = 0.5 * mu * mu
+        sgn = -mu if mode == MODE_REMOVE else mu
+        for i in range(out.shape[0]):
+            out[i] = c + sgn * normal(state)
+        return
+    if mode <= MODE_ADD and kind == KIND_LAPLACE:
+        # remove: |y - d| - |y| with y = +-E; add: |y + d| - |y| (y = +-E, E ~ Exp(1))
+        d = prm[_HEAD] if mode == MODE_REMOVE else -prm[_HEAD]
+        for i in range(out.shape[0]):
+            e = exponential(state)
+            y = random_sign(state) * e
+            out[i] = abs(y - d) - e
+        return
     q = prm[2]
     sub = mode >= MODE_SUB_REMOVE
     negate = mode == MODE_ADD or mode == MODE_SUB_ADD
