@@ -54,7 +54,6 @@ so Ctrl-C stops a run within one chunk, and a tqdm progress bar reports progress
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
@@ -65,7 +64,9 @@ from numba import njit, prange
 from numba.core.registry import CPUDispatcher
 
 from .. import mechanisms as M
+from ._binning import _ABOVE, _BELOW, _NAN, _NEG, _POS, _bin_index, _count, bin_losses
 from ._mechloss import builtin_fill, builtin_params
+from ._pypath import FALLBACK_BLOCK, Progress, python_histogram
 from .rng import seed_states
 
 __all__ = ["LossHistogram", "loss_histogram", "NUM_STREAMS", "BLOCK", "FALLBACK_BLOCK",
@@ -73,12 +74,7 @@ __all__ = ["LossHistogram", "loss_histogram", "NUM_STREAMS", "BLOCK", "FALLBACK_
 
 NUM_STREAMS = 256          #: logical random streams per run (fixed: reproducibility)
 BLOCK = 1024               #: draws per call of a source's fill function
-FALLBACK_BLOCK = 1 << 16   #: draws per numpy Generator in the Python fallback path
 _MAX_EDGE_RATIO = float(2 ** 40)  #: max(|lo|, |hi|) / h (exact one-step bin correction)
-_AUTO_PROGRESS_S = 2.0     #: show a progress bar when the run is expected to last longer
-
-# extra counters: below, above, +inf, -inf, nan
-_BELOW, _ABOVE, _POS, _NEG, _NAN = 0, 1, 2, 3, 4
 
 
 @dataclass(frozen=True)
@@ -132,61 +128,6 @@ class LossHistogram:
         return LossHistogram(self.counts + other.counts, self.below + other.below,
                              self.above + other.above, self.pos_inf + other.pos_inf,
                              self.neg_inf + other.neg_inf, self.n + other.n, self.lo, self.h)
-
-
-@njit(cache=True, error_model="numpy")
-def _bin_index(y, k, lo, h, inv_h, bins, idx):  # pragma: no cover - numba
-    """Bin codes of ``y[:k]`` (straight-line, vectorized by LLVM).
-
-    ``idx[i] = j >= 0`` for ``lo + j*h <= y < lo + (j+1)*h`` (float64 edges as
-    written); negative codes ``-1 - c`` for the extra counters ``c`` (below, above,
-    +inf, -inf, NaN).  ``floor((y - lo)/h)`` is within one bin of the answer when the
-    window satisfies the check of ``_check_window``, so one correction step each way
-    suffices.
-    """
-    top = bins - 1
-    hi = lo + bins * h
-    for i in range(k):
-        v = y[i]
-        jf = np.floor((v - lo) * inv_h)
-        jf = jf if jf >= 0.0 else 0.0          # also maps NaN to 0
-        jf = jf if jf <= top else float(top)
-        j = np.int64(jf)
-        j -= np.int64(v < lo + j * h)
-        j += np.int64(v >= lo + (j + 1) * h)
-        j = -1 - _BELOW if v < lo else j
-        j = -1 - _NEG if v == -np.inf else j
-        j = -1 - _ABOVE if v >= hi else j
-        j = -1 - _POS if v == np.inf else j
-        j = -1 - _NAN if v != v else j
-        idx[i] = j
-
-
-@njit(cache=True)
-def _count(idx, k, hist, t, extra) -> int:  # pragma: no cover - numba
-    """Add the codes ``idx[:k]`` to ``hist[t]`` / ``extra[t]``; index of the first NaN
-    (or -1)."""
-    first_nan = -1
-    for i in range(k):
-        j = idx[i]
-        if j >= 0:
-            hist[t, j] += 1
-        else:
-            extra[t, -1 - j] += 1
-            if j == -1 - _NAN and first_nan < 0:
-                first_nan = i
-    return first_nan
-
-
-@njit(cache=True)
-def bin_losses(y: np.ndarray, lo: float, h: float, hist: np.ndarray,
-               extra: np.ndarray) -> int:  # pragma: no cover - numba
-    """Add the losses ``y`` to ``hist[0]`` / ``extra[0]`` (same binning as the kernels);
-    return the index of the first NaN (or -1)."""
-    k = y.shape[0]
-    idx = np.empty(k, dtype=np.int64)
-    _bin_index(y, k, lo, h, 1.0 / h, hist.shape[1], idx)
-    return _count(idx, k, hist, 0, extra)
 
 
 def _make_chunk_kernel(fill: Callable, cache: bool) -> Callable:
@@ -306,33 +247,6 @@ def _root_seed(seed: Any) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed)
 
 
-class _Progress:
-    """tqdm bar, created lazily once the run is expected to last > _AUTO_PROGRESS_S."""
-
-    def __init__(self, mode: bool | None, total: int, desc: str) -> None:
-        self.mode, self.total, self.desc = mode, total, desc
-        self.bar = None
-        self.t0 = time.perf_counter()
-        self.count = 0
-
-    def update(self, k: int) -> None:
-        self.count += k
-        if self.bar is None and self.mode is not False:
-            elapsed = time.perf_counter() - self.t0
-            left = (self.total - self.count) * elapsed / max(self.count, 1)
-            if self.mode or left > _AUTO_PROGRESS_S:
-                from tqdm.auto import tqdm  # noqa: PLC0415 - optional at import time
-                self.bar = tqdm(total=self.total, desc=self.desc, unit="draw",
-                                unit_scale=True, initial=self.count)
-                return
-        if self.bar is not None:
-            self.bar.update(k)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def loss_histogram(mechanism: Any, *, direction: str, n: int, lo: float, h: float,
                    bins: int, seed: Any = None, chunk_size: int = 1 << 20,
                    n_threads: int | None = None,
@@ -382,8 +296,10 @@ def loss_histogram(mechanism: Any, *, direction: str, n: int, lo: float, h: floa
     root = _root_seed(seed)
     kind, fill, params = _resolve_source(mechanism, direction)
     if kind == "python":
-        return _python_histogram(mechanism, fill, direction, n, lo, h, bins, root,
-                                 int(chunk_size), progress)
+        counts, extra = python_histogram(mechanism, fill, direction, n, lo, h, bins, root,
+                                         progress)
+        return LossHistogram(counts, int(extra[_BELOW]), int(extra[_ABOVE]), int(extra[_POS]),
+                             int(extra[_NEG]), n, lo, h)
     return _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root,
                             int(chunk_size), n_threads, progress)
 
@@ -406,7 +322,7 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
     hist = np.zeros((n_threads, bins), dtype=np.int64)
     extra = np.zeros((n_threads, 5), dtype=np.int64)
     kernel = _chunk_kernel(fill)
-    bar = _Progress(progress, n, f"sampling {direction} losses")
+    bar = Progress(progress, n, f"sampling {direction} losses")
     old_threads = numba.get_num_threads()
     numba.set_num_threads(n_threads)
     try:
@@ -428,39 +344,3 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
     tot = extra.sum(axis=0)
     return LossHistogram(hist.sum(axis=0), int(tot[_BELOW]), int(tot[_ABOVE]),
                          int(tot[_POS]), int(tot[_NEG]), n, lo, h)
-
-
-def _python_histogram(mechanism, sample, direction, n, lo, h, bins, root, chunk_size,
-                      progress) -> LossHistogram:
-    """Fallback for plain Python ``sample(rng, size)`` sources (numpy, one thread)."""
-    hist = np.zeros((1, bins), dtype=np.int64)
-    extra = np.zeros((1, 5), dtype=np.int64)
-    bar = _Progress(progress, n, f"sampling {direction} losses")
-    name = getattr(sample, "__qualname__", repr(sample))
-    try:
-        b = 0
-        start = 0
-        while start < n:
-            size = min(FALLBACK_BLOCK, n - start)
-            child = np.random.SeedSequence(root.entropy,
-                                           spawn_key=tuple(root.spawn_key) + (b,),
-                                           pool_size=root.pool_size)
-            y = np.asarray(sample(np.random.default_rng(child), size))
-            if y.shape != (size,):
-                raise ValueError(
-                    f"loss sampler {name} of {mechanism!r} returned shape {y.shape} for "
-                    f"size={size}; it must return a 1-D array of {size} privacy losses")
-            y = np.ascontiguousarray(y, dtype=np.float64)
-            first_nan = bin_losses(y, lo, h, hist, extra)
-            if first_nan >= 0:
-                raise ValueError(
-                    f"loss sampler {name} of {mechanism!r} (direction {direction!r}) "
-                    f"returned NaN at draw {start + first_nan}; a privacy loss must be a "
-                    "number or +-inf")
-            start += size
-            b += 1
-            bar.update(size)
-    finally:
-        bar.close()
-    return LossHistogram(hist[0].copy(), int(extra[0, _BELOW]), int(extra[0, _ABOVE]),
-                         int(extra[0, _POS]), int(extra[0, _NEG]), n, lo, h)

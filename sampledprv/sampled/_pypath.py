@@ -1,0 +1,82 @@
+"""Python side of the sampling loop: progress bar and the numpy fallback path."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ._binning import bin_losses
+
+__all__ = ["Progress", "python_histogram", "FALLBACK_BLOCK"]
+
+FALLBACK_BLOCK = 1 << 16   #: draws per numpy Generator in the Python fallback path
+_AUTO_PROGRESS_S = 2.0     #: show a progress bar when the run is expected to last longer
+
+
+class Progress:
+    """tqdm bar, created lazily once the run is expected to last > _AUTO_PROGRESS_S."""
+
+    def __init__(self, mode: bool | None, total: int, desc: str) -> None:
+        self.mode, self.total, self.desc = mode, total, desc
+        self.bar = None
+        self.t0 = time.perf_counter()
+        self.count = 0
+
+    def update(self, k: int) -> None:
+        self.count += k
+        if self.bar is None and self.mode is not False:
+            elapsed = time.perf_counter() - self.t0
+            left = (self.total - self.count) * elapsed / max(self.count, 1)
+            if self.mode or left > _AUTO_PROGRESS_S:
+                from tqdm.auto import tqdm  # noqa: PLC0415 - optional at import time
+                self.bar = tqdm(total=self.total, desc=self.desc, unit="draw",
+                                unit_scale=True, initial=self.count)
+                return
+        if self.bar is not None:
+            self.bar.update(k)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def python_histogram(mechanism, sample, direction: str, n: int, lo: float, h: float,
+                     bins: int, root: np.random.SeedSequence,
+                     progress: bool | None) -> tuple[np.ndarray, np.ndarray]:
+    """Counts and extra counters of ``n`` losses from a Python ``sample(rng, size)``.
+
+    Fixed blocks of :data:`FALLBACK_BLOCK` draws, block ``b`` from
+    ``default_rng(SeedSequence(seed) child b)``, so results do not depend on any chunk
+    size; shapes and NaN are checked block by block.
+    """
+    hist = np.zeros((1, bins), dtype=np.int64)
+    extra = np.zeros((1, 5), dtype=np.int64)
+    bar = Progress(progress, n, f"sampling {direction} losses")
+    name = getattr(sample, "__qualname__", repr(sample))
+    try:
+        b = 0
+        start = 0
+        while start < n:
+            size = min(FALLBACK_BLOCK, n - start)
+            child = np.random.SeedSequence(root.entropy,
+                                           spawn_key=tuple(root.spawn_key) + (b,),
+                                           pool_size=root.pool_size)
+            y = np.asarray(sample(np.random.default_rng(child), size))
+            if y.shape != (size,):
+                raise ValueError(
+                    f"loss sampler {name} of {mechanism!r} returned shape {y.shape} for "
+                    f"size={size}; it must return a 1-D array of {size} privacy losses")
+            y = np.ascontiguousarray(y, dtype=np.float64)
+            first_nan = bin_losses(y, lo, h, hist, extra)
+            if first_nan >= 0:
+                raise ValueError(
+                    f"loss sampler {name} of {mechanism!r} (direction {direction!r}) "
+                    f"returned NaN at draw {start + first_nan}; a privacy loss must be a "
+                    "number or +-inf")
+            start += size
+            b += 1
+            bar.update(size)
+    finally:
+        bar.close()
+    return hist[0].copy(), extra[0].copy()
