@@ -92,7 +92,7 @@ def _resolve(generator: Optional[torch.Generator], device, dtype):
 
 def _propose(m: int, beta: float, kind: str, rate: float, log_m: float, generator, device,
              dtype) -> Tuple[torch.Tensor, torch.Tensor]:
-    """``m`` signed proposals and their rejection flags (unit-scale target).
+    r"""``m`` signed proposals and their rejection flags (unit-scale target).
 
     Laplace envelope: ``Y = c|X| ~ Exp(1)``; since :math:`c^\beta = \beta` the test reads
     :math:`\log|W| \le Y - Y^\beta/\beta - \log M`, and the sign is that of ``W = 2V - 1``.
