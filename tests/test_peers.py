@@ -40,3 +40,13 @@ def test_interval_contains_peers(sigma, q, k):
     assert iv.lower <= dpa_eps(sigma, q, k, delta) <= iv.upper
     # never wider than prv-accountant at the same eps_error
     assert iv.width <= (hi - lo) + 1e-9
+
+
+@pytest.mark.parametrize("sigma,q,k", [(1.0, 0.01, 1000), (0.8, 4e-3, 10_000)])
+def test_gg_beta2_noise_multiplier_matches_peers(sigma, q, k):
+    """beta=2 via from_noise_multiplier accounts exactly like the Gaussian."""
+    gg = sp.GeneralizedGaussian.from_noise_multiplier(2.0, sigma)
+    iv = sp.Accountant(eps_error=0.01, delta_error=1e-10).compose(
+        sp.PoissonSubsampled(gg, q), k).epsilon(1e-5)
+    assert iv.lower <= prv_eps(sigma, q, k, 1e-5)[1] <= iv.upper
+    assert iv.lower <= dpa_eps(sigma, q, k, 1e-5) <= iv.upper
