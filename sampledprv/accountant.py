@@ -52,6 +52,8 @@ METHOD_TWO_LEVEL = ("mean-preserving discretization + two-level FFT with randomi
 _HOEFFDING, _OUTSIDE, _SPILL = 0.5, 0.2, 0.1   # spill share is per side
 #: self-compositions at least this long use the two-level scheme (engine/evolving.py)
 _TWO_LEVEL_COUNT = 16384
+#: share of the rounding-variance budget spent on the fine level of the two-level scheme
+_FINE_SHARE = 0.7
 
 
 @dataclass(frozen=True)
@@ -161,17 +163,17 @@ class Accountant:
         The rounding errors enter one Azuma-Hoeffding bound
         :math:`P(\sum > t) \le \exp(-2t^2/V)`; the budget :math:`V^* = 2t^2/\log(1/\delta_H)`
         is spent on the fine level only (``V = K h^2``) for short compositions, and split
-        half / half between the fine and the coarse level for long ones."""
+        between the fine and the coarse level (``_FINE_SHARE``) for long ones."""
         t = self.eps_error
         v_star = 2.0 * t * t / math.log(1.0 / (_HOEFFDING * self.delta_error))
         k_total = sum(composition.values())
         if max(composition.values()) < _TWO_LEVEL_COUNT:
             h = self._snap(math.sqrt(v_star / k_total))
             return h, 1, {}, k_total * h * h
-        h = self._snap(math.sqrt(0.5 * v_star / k_total))
+        h = self._snap(math.sqrt(_FINE_SHARE * v_star / k_total))
         splits = {m: split_count(c) for m, c in composition.items()}
         events = sum(sp_.coarse_events for sp_ in splits.values())
-        factor = max(1, int(math.sqrt(0.5 * v_star / events) / h))
+        factor = max(1, int(math.sqrt((1.0 - _FINE_SHARE) * v_star / events) / h))
         variance = k_total * h * h + events * (factor * h) ** 2
         return h, factor, splits, variance
 

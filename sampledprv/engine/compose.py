@@ -95,7 +95,7 @@ def _chernoff_window(components: Sequence[tuple[LatticePMF, int]],
         hi_support += c * float(pts.max())
         coarse.append((pts, logp, c))
     sd = max(np.sqrt(total_var), components[0][0].h)
-    lam = np.geomspace(1e-3, 1e3, 49) / sd
+    lam = np.geomspace(1e-3, 1e3, 37) / sd
     log_m_pos = np.zeros_like(lam)
     log_m_neg = np.zeros_like(lam)
     for pts, logp, c in coarse:

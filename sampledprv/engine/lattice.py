@@ -64,7 +64,7 @@ class LatticePMF:
         """The finite support points ``(offset + j) * h + shift``."""
         return (self.offset + np.arange(self.probs.size)) * self.h + self.shift
 
-    def two_point_blocks(self, max_points: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+    def two_point_blocks(self, max_points: int = 2048) -> tuple[np.ndarray, np.ndarray]:
         r"""A coarse law that dominates this one in convex order: ``(points, log_masses)``.
 
         The finite part (without the shift) is cut into at most ``max_points`` blocks;
@@ -92,7 +92,7 @@ class LatticePMF:
         live = masses > 0
         return pts[live], np.log(masses[live])
 
-    def log_mgf_bound(self, lam: np.ndarray, max_points: int = 4096) -> np.ndarray:
+    def log_mgf_bound(self, lam: np.ndarray, max_points: int = 2048) -> np.ndarray:
         r"""Upper bound on ``log sum_j p_j exp(lam * (offset + j) * h)`` (finite part,
         without the shift) for each ``lam``, from :meth:`two_point_blocks`."""
         lam = np.atleast_1d(np.asarray(lam, dtype=np.float64))
