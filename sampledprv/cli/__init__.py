@@ -1,0 +1,94 @@
+r"""The ``sampledprv`` command line.
+
+Subcommands (``sampledprv <command> --help`` teaches each one)::
+
+    epsilon    certified epsilon(delta) of a composition
+    delta      certified delta(epsilon) of a composition
+    calibrate  the noise scale that meets a target (epsilon, delta)
+    plan       samples needed by the sampled accountant
+    validate   Monte Carlo check of an analytic privacy-loss law
+    curve      delta(epsilon) with its certified band on a grid (CSV / JSON / PNG)
+
+Mechanisms are written as ``"<kind> key=value ..."`` (see :data:`KINDS`), for example
+``"subsampled-gaussian sigma=1 q=0.01"`` or ``"gg beta=1.5 sigma=1.2"``; a composition is
+one or more ``--mechanism``/``--count`` pairs or a TOML/JSON file (``--config``).
+
+Exit codes: 0 success; 2 bad input (the message on stderr says how to fix it); 1 internal
+error (a bug: rerun with ``--debug`` for the traceback); 130 interrupted (Ctrl-C);
+``validate`` also exits 1 when the samples reject the analytic law (that is a bug too).
+
+The package, one concept a module: ``mechanism_strings`` (mechanism strings), ``config``
+(composition files), ``composition`` (file and flags merged; the accountant), ``output``
+(tables and JSON), ``parser`` (flags and help), the subcommands in ``commands_accounting``
+(epsilon, delta, curve), ``commands_calibrate`` and ``commands_sampling`` (plan, validate),
+and the entry point :func:`main` here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Dict, Optional, Sequence
+
+from .commands_accounting import cmd_curve, cmd_delta, cmd_epsilon
+from .commands_calibrate import cmd_calibrate
+from .commands_sampling import cmd_plan, cmd_validate
+from .config import load_config
+from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROG
+from .mechanism_strings import KINDS, MechanismSpec, format_mechanism, parse_mechanism
+# also importable from here, as when the command line was one module
+from .composition import (Setup, accountant_description, build_setup,  # noqa: F401
+                          composed, make_accountant_factory)
+from .errors import UsageError  # noqa: F401
+from .mechanism_strings import FREE  # noqa: F401
+from .output import interval_json, jsonable  # noqa: F401
+from .parser import Handler, build_parser
+
+__all__ = ["main", "parse_mechanism", "format_mechanism", "load_config", "MechanismSpec",
+           "KINDS", "EXIT_OK", "EXIT_INTERNAL", "EXIT_USAGE", "EXIT_INTERRUPTED"]
+
+
+def _commands() -> Dict[str, Handler]:
+    # Looked up in this package when main runs, so assigning sampledprv.cli.cmd_<name>
+    # (as the tests do) replaces that subcommand.
+    return {"epsilon": cmd_epsilon, "delta": cmd_delta, "calibrate": cmd_calibrate,
+            "plan": cmd_plan, "validate": cmd_validate, "curve": cmd_curve}
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; returns the exit code (also used as the console script)."""
+    parser = build_parser(_commands())
+    args = parser.parse_args(argv)           # exits 2 on argparse errors
+    debug = getattr(args, "debug", False) or bool(os.environ.get("SAMPLEDPRV_DEBUG"))
+    old = warnings.showwarning
+    warnings.showwarning = _show_warning      # one line per warning, on stderr
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted (Ctrl-C); no result was produced", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        if debug:
+            raise
+        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # e.g. '| head'
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:  # pragma: no cover
+            pass
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the internal-error contract
+        if debug:
+            raise
+        print(f"{PROG} {args.command}: internal error: {type(exc).__name__}: {exc}\n"
+              "this is a bug in sampledprv: rerun with --debug for the traceback and report "
+              "it", file=sys.stderr)
+        return EXIT_INTERNAL
+    finally:
+        warnings.showwarning = old

@@ -1,0 +1,101 @@
+"""The sampling subcommands: ``plan`` (samples the sampled accountant needs) and
+``validate`` (Monte Carlo check of an analytic privacy-loss law)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .composition import build_setup
+from .errors import EXIT_INTERNAL, EXIT_OK, PROG, UsageError
+from .mechanism_strings import format_mechanism, parse_mechanism
+from .output import _composition_json, _emit
+
+__all__ = ["cmd_plan", "cmd_validate"]
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    import sampledprv as sp
+
+    s = build_setup(args, check_accountant=False)
+    deltas = args.delta or s.deltas
+    if not deltas:
+        raise UsageError("give --delta (e.g. --delta 1e-5)")
+    if len(deltas) != 1:
+        raise UsageError("plan takes one --delta")
+    delta = deltas[0]
+    alpha = s.alpha if s.alpha is not None else 1e-9
+    bins = s.bins if s.bins is not None else 2**15
+    mechs = [(spec.build(), c) for spec, c in s.mechanisms]
+    k = sum(c for _, c in mechs)
+    hists = sum(1 if m.symmetric else 2 for m, _ in mechs)
+    if args.target_width is not None and len(mechs) != 1:
+        raise UsageError("--target-width runs a pilot for one mechanism: give a single "
+                         "--mechanism (the floor is computed for any composition)")
+    n_min = sp.min_samples(k, delta, alpha=alpha, bins=bins, histograms=hists)
+    plan = None
+    if args.target_width is not None:
+        if not args.target_width > 0:
+            raise UsageError(f"--target-width must be > 0, got {args.target_width}")
+        plan = sp.plan_samples(mechs[0][0], mechs[0][1], delta, alpha=alpha, bins=bins,
+                               target_width=args.target_width, pilot_n=args.pilot_n,
+                               seed=s.seed or 0)
+    text = [f"sample plan for the sampled accountant (alpha={alpha:g}, bins={bins:,}):"]
+    text += [f"  {c:>8,} x {spec.text}" for spec, c in s.mechanisms]
+    text += ["",
+             f"minimum n_samples for a finite upper bound on epsilon({delta:g}): {n_min:,}",
+             f"  (per histogram; {hists} histogram(s) -> {n_min * hists:,} draws in all)",
+             "  below it the unseen tail mass alone exceeds delta: about "
+             "k ln((2 bins + 3) H / alpha) / delta"]
+    n_target = None
+    if plan is not None:
+        n_target = plan.n_target
+        if n_target is None:
+            text.append(f"target width {args.target_width:g}: the pilot ({plan.pilot_n:,} "
+                        "samples) gave no finite bound; raise --pilot-n")
+        else:
+            text.append(f"n_samples for an epsilon interval about {args.target_width:g} wide: "
+                        f"~{n_target:,} (extrapolated as n^-1/2 from a pilot of "
+                        f"{plan.pilot_n:,} whose width was {plan.pilot_width:.4g}; an "
+                        "estimate, not a guarantee)")
+    payload = {"command": "plan", "delta": delta, "alpha": alpha, "bins": bins,
+               "compositions": k, "histograms": hists, "n_min": n_min,
+               "total_draws_min": n_min * hists, "target_width": args.target_width,
+               "n_target": n_target,
+               "pilot_n": None if plan is None else plan.pilot_n,
+               "pilot_width": None if plan is None else plan.pilot_width,
+               "composition": _composition_json(s)}
+    _emit(args, payload, text)
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    import sampledprv as sp
+
+    if len(args.mechanism or []) != 1:
+        raise UsageError("validate checks one mechanism: give exactly one --mechanism")
+    spec = parse_mechanism(args.mechanism[0])
+    mech = spec.build()
+    if not 0 < args.level < 1:
+        raise UsageError(f"--level must lie in (0, 1), got {args.level}")
+    rep = sp.validate(mech, args.n_samples, seed=args.seed, bins=args.bins,
+                      progress=args.progress)
+    ok = rep.passed(args.level)
+    text = [f"validate {spec.text}: Monte Carlo check of the analytic privacy-loss law",
+            f"  {rep}",
+            f"  {'PASS' if ok else 'FAIL'} at level {args.level:g}"
+            + ("" if ok else " -- the samples reject the analytic law: please report this")]
+    for d, (st, p, loc) in rep.per_direction.items():
+        text.append(f"  {d:>6s}: KS distance {st:.3g} at loss {loc:.4g}, p-value {p:.3g}")
+    payload = {"command": "validate", "mechanism": format_mechanism(mech),
+               "n_samples": rep.n, "statistic": rep.statistic, "pvalue": rep.pvalue,
+               "location": rep.location, "direction": rep.direction, "level": args.level,
+               "passed": ok,
+               "per_direction": {d: {"statistic": a, "pvalue": b, "location": c}
+                                 for d, (a, b, c) in rep.per_direction.items()}}
+    _emit(args, payload, text)
+    if not ok:
+        print(f"{PROG} validate: the samples reject the analytic law at level "
+              f"{args.level:g} (p-value {rep.pvalue:.3g})", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_OK

@@ -1,0 +1,133 @@
+"""The merged setup of a subcommand (``--config`` file plus flags) and its accountant."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .config import _count, _mechanisms_from_config, _num_list, load_config
+from .errors import UsageError
+from .mechanism_strings import MechanismSpec, parse_mechanism
+
+__all__ = ["Setup", "build_setup", "make_accountant_factory", "accountant_description",
+           "composed"]
+
+
+@dataclass
+class Setup:
+    """Everything a subcommand needs: the composition and how to account it."""
+
+    mechanisms: List[Tuple[MechanismSpec, int]]
+    accountant: str = "analytic"
+    eps_error: Optional[float] = None
+    delta_error: Optional[float] = None
+    n_samples: Optional[int] = None
+    alpha: Optional[float] = None
+    seed: Optional[int] = None
+    certify: Optional[str] = None
+    bins: Optional[int] = None
+    deltas: Optional[List[float]] = None
+    epsilons: Optional[List[float]] = None
+    progress: Optional[bool] = None
+
+
+def build_setup(args: argparse.Namespace, *, allow_free: bool = False,
+                check_accountant: bool = True) -> Setup:
+    """Merge ``--config`` and the command-line flags (flags win)."""
+    data: dict = {}
+    mechs: List[Tuple[MechanismSpec, int]] = []
+    if getattr(args, "config", None):
+        data = load_config(args.config)
+        mechs = _mechanisms_from_config(data, args.config, allow_free)
+    texts = getattr(args, "mechanism", None) or []
+    counts = getattr(args, "count", None) or []
+    if counts and len(counts) != len(texts):
+        raise UsageError(f"got {len(texts)} --mechanism and {len(counts)} --count: give one "
+                         "--count per --mechanism (they pair up in order), or none for count 1")
+    for i, t in enumerate(texts):
+        c = counts[i] if counts else 1
+        if c < 1:
+            raise UsageError(f"--count must be a positive integer, got {c}")
+        mechs.append((parse_mechanism(t, allow_free=allow_free), c))
+    if not mechs:
+        raise UsageError("no mechanism given: add --mechanism \"subsampled-gaussian sigma=1 "
+                         "q=0.01\" --count 1000, or --config FILE.toml (see --help)")
+    s = Setup(mechs)
+    where = getattr(args, "config", None) or "config"
+    acc = getattr(args, "accountant", None) or data.get("accountant", "analytic")
+    if acc not in ("analytic", "sampled"):
+        raise UsageError(f"accountant must be 'analytic' or 'sampled', got {acc!r}")
+    s.accountant = acc
+    for key in ("eps_error", "delta_error", "alpha"):
+        val = getattr(args, key, None)
+        s.__dict__[key] = val if val is not None else (
+            float(data[key]) if key in data else None)
+    for key in ("n_samples", "seed", "bins"):
+        val = getattr(args, key, None)
+        if val is None and key in data:
+            val = _count(data[key], f"{where}: {key}") if key != "seed" else data[key]
+            if key == "seed" and (isinstance(val, bool) or not isinstance(val, int)):
+                raise UsageError(f"{where}: seed must be an integer, got {val!r}")
+        s.__dict__[key] = val
+    s.certify = getattr(args, "certify", None) or data.get("certify")
+    if "delta" in data:
+        s.deltas = _num_list(data["delta"], "delta", where)
+    if "epsilon" in data:
+        s.epsilons = _num_list(data["epsilon"], "epsilon", where)
+    s.progress = getattr(args, "progress", None)
+    if not check_accountant:
+        return s
+    if s.accountant == "analytic":
+        bad = [k for k in ("n_samples", "alpha", "seed", "certify", "bins")
+               if s.__dict__[k] is not None]
+        if bad:
+            raise UsageError(f"{', '.join('--' + b.replace('_', '-') for b in bad)}: only used by "
+                             "the sampled accountant; add --accountant sampled (or "
+                             "accountant = \"sampled\" in the config)")
+    else:
+        bad = [k for k in ("eps_error", "delta_error") if s.__dict__[k] is not None]
+        if bad:
+            raise UsageError(f"{', '.join('--' + b.replace('_', '-') for b in bad)}: only used by "
+                             "the analytic accountant; the sampled accountant's width is "
+                             "set by --n-samples (see 'sampledprv plan')")
+        if s.n_samples is None:
+            raise UsageError("the sampled accountant needs --n-samples N (or n_samples = N in "
+                             "the config); 'sampledprv plan' tells you how many")
+    return s
+
+
+def make_accountant_factory(s: Setup) -> Callable[[], Any]:
+    import sampledprv as sp
+
+    if s.accountant == "analytic":
+        kw = {}
+        if s.eps_error is not None:
+            kw["eps_error"] = s.eps_error
+        if s.delta_error is not None:
+            kw["delta_error"] = s.delta_error
+        sp.Accountant(**kw)  # validate now, with the library's messages
+        return lambda: sp.Accountant(**kw)
+    kw2: Dict[str, Any] = {"n_samples": s.n_samples, "progress": s.progress}
+    for k in ("alpha", "seed", "certify", "bins"):
+        if s.__dict__[k] is not None:
+            kw2[k] = s.__dict__[k]
+    sp.SampledAccountant(**kw2)
+    return lambda: sp.SampledAccountant(**kw2)
+
+
+def accountant_description(acc: Any, s: Optional[Setup] = None) -> Dict[str, Any]:
+    import sampledprv as sp
+
+    if isinstance(acc, sp.Accountant):
+        return {"type": "analytic", "eps_error": acc.eps_error, "delta_error": acc.delta_error}
+    seed = s.seed if s is not None and s.seed is not None else 0
+    return {"type": "sampled", "n_samples": acc.n_samples, "alpha": acc.alpha,
+            "certify": acc.certify, "bins": acc.bins, "seed": seed}
+
+
+def composed(s: Setup, factory: Callable[[], Any], free_value: Optional[float] = None):
+    acc = factory()
+    for spec, count in s.mechanisms:
+        acc.compose(spec.build(free_value), count)
+    return acc

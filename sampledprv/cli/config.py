@@ -1,0 +1,133 @@
+"""Composition files: TOML or JSON ``--config`` files, and the number parsing they share
+with the command-line flags."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, List, Tuple
+
+from .errors import UsageError
+from .mechanism_strings import MechanismSpec, _parse_number, parse_mechanism
+
+__all__ = ["load_config"]
+
+_CONFIG_KEYS = {"accountant", "eps_error", "delta_error", "n_samples", "alpha", "seed",
+                "certify", "bins", "mechanism", "mechanisms", "delta", "epsilon"}
+
+
+def _read_toml(path: str) -> dict:
+    try:
+        import tomllib  # Python >= 3.11
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError:
+            raise UsageError(f"reading {path} needs a TOML parser: Python >= 3.11 has one; on "
+                             "Python 3.10 run 'pip install tomli' or write the same "
+                             "configuration as JSON") from None
+    with open(path, "rb") as f:
+        try:
+            return tomllib.load(f)
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"{path} is not valid TOML: {exc}") from None
+
+
+def load_config(path: str) -> dict:
+    """Read a TOML (``.toml``) or JSON (anything else) composition file into a dict."""
+    if not os.path.isfile(path):
+        raise UsageError(f"config file {path!r} does not exist")
+    if path.lower().endswith(".toml"):
+        data = _read_toml(path)
+    else:
+        with open(path, encoding="utf-8") as f:
+            try:
+                data = json.load(f)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"{path} is not valid JSON ({exc}); TOML files must end "
+                                 "in .toml") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} must hold a table/object at the top level")
+    unknown = set(data) - _CONFIG_KEYS
+    if unknown:
+        raise UsageError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; allowed: "
+                         f"{', '.join(sorted(_CONFIG_KEYS))}")
+    return data
+
+
+def _mechanisms_from_config(data: dict, path: str, allow_free: bool
+                            ) -> List[Tuple[MechanismSpec, int]]:
+    entries = data.get("mechanism", data.get("mechanisms", []))
+    if isinstance(entries, dict):
+        entries = [entries]
+    if not isinstance(entries, list):
+        raise UsageError(f"{path}: 'mechanism' must be a list of tables "
+                         "([[mechanism]] in TOML)")
+    out = []
+    for i, e in enumerate(entries):
+        where = f"{path}: mechanism #{i + 1}"
+        if isinstance(e, str):
+            e = {"spec": e}
+        if not isinstance(e, dict):
+            raise UsageError(f"{where} must be a table with spec= (or kind= and parameters) "
+                             "and count=")
+        e = dict(e)
+        count = _count(e.pop("count", 1), where)
+        if "spec" in e:
+            text = e.pop("spec")
+            if e:
+                raise UsageError(f"{where}: give either spec= or kind= with parameters, not "
+                                 f"both (extra keys: {', '.join(sorted(e))})")
+        elif "kind" in e:
+            kind = str(e.pop("kind"))
+            text = kind + "".join(f" {k}={v}" for k, v in e.items())
+        else:
+            raise UsageError(f"{where} needs spec = \"gaussian sigma=1\" or kind = "
+                             "\"gaussian\" with its parameters")
+        try:
+            out.append((parse_mechanism(str(text), allow_free=allow_free), count))
+        except UsageError as exc:
+            raise UsageError(f"{where}: {exc}") from None
+    return out
+
+
+def _count(x: Any, where: str) -> int:
+    if isinstance(x, bool):
+        raise UsageError(f"{where}: count must be a positive integer, got {x!r}")
+    if isinstance(x, str):
+        try:
+            x = _parse_int("count", x)
+        except UsageError as exc:
+            raise UsageError(f"{where}: {exc}") from None
+    if isinstance(x, float) and x.is_integer():
+        x = int(x)
+    if not isinstance(x, int) or x < 1:
+        raise UsageError(f"{where}: count must be a positive integer, got {x!r}")
+    return x
+
+
+def _parse_int(name: str, text: str) -> int:
+    t = str(text).strip().replace("_", "").replace(",", "")
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        x = float(t)
+    except ValueError:
+        raise UsageError(f"{name} must be an integer (1000, 1e6, 1_000_000), got {text!r}") \
+            from None
+    if not (math.isfinite(x) and x.is_integer()):
+        raise UsageError(f"{name} must be an integer (1000, 1e6, 1_000_000), got {text!r}")
+    return int(x)
+
+
+def _num_list(x: Any, name: str, where: str) -> List[float]:
+    vals = x if isinstance(x, list) else [x]
+    out = []
+    for v in vals:
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise UsageError(f"{where}: {name} must be a number or a list of numbers")
+        out.append(_parse_number(name, str(v)) if isinstance(v, str) else float(v))
+    return out
