@@ -11,6 +11,7 @@ from scipy import stats
 
 import sampledprv as sp
 from sampledprv.sampled import rng
+from sampledprv.sampled._mechloss import builtin_fill, builtin_params
 from sampledprv.sampled.kernels import BLOCK, NUM_STREAMS, LossHistogram, loss_histogram
 
 
@@ -267,3 +268,25 @@ def test_progress_bar_runs(capsys):
     loss_histogram(sp.Gaussian(1.0), direction="remove", n=10_000, lo=0.0, h=0.1, bins=5,
                    seed=0, progress=True)
     assert "draw" in capsys.readouterr().err
+
+
+@njit
+def _builtin_wrapper(state, params, out):  # pragma: no cover - numba
+    builtin_fill(state, params, out)
+
+
+def test_user_kernel_matches_builtin_kernel():
+    # the cached built-in kernel and the per-process kernel of user fills share a body
+    mech = sp.PoissonSubsampled(sp.GeneralizedGaussian(beta=1.37, scale=1.5), q=0.4)
+    prm = builtin_params(mech, "add")
+    kw = dict(direction="add", n=300_001, lo=-2.0, h=0.01, bins=300, seed=77, progress=False)
+    a = loss_histogram(mech, **kw)
+    b = loss_histogram(_Src((_builtin_wrapper, prm)), **kw)
+    assert np.array_equal(a.counts, b.counts)
+    assert (a.below, a.above, a.pos_inf, a.neg_inf) == (b.below, b.above, b.pos_inf, b.neg_inf)
+
+
+def test_window_too_fine_for_float_edges():
+    with pytest.raises(ValueError, match="too small"):
+        loss_histogram(sp.Gaussian(1.0), direction="add", n=10, lo=1e6, h=1e-9, bins=10,
+                       seed=0, progress=False)

@@ -130,20 +130,57 @@ class LossHistogram:
                              self.neg_inf + other.neg_inf, self.n + other.n, self.lo, self.h)
 
 
-def _make_chunk_kernel(fill: Callable, cache: bool) -> Callable:
-    """Compile the parallel chunk kernel for one jitted ``fill(state, params, out)``.
+@njit(cache=True, parallel=True)
+def _builtin_kernel(params, states, remaining, done, per_stream, lo, h, hist, extra,
+                    nan_at):  # pragma: no cover - numba
+    """Advance every stream by up to ``per_stream`` draws (a multiple of BLOCK).
 
-    ``fill`` is a compile-time constant of the kernel (a closure variable), not an
-    argument: Numba cannot cache kernels that take dispatchers as arguments.  The
-    built-in kernel is cached on disk; kernels of user fills are compiled once per
-    process (memoized by :func:`_chunk_kernel`).
+    Thread ``t`` owns streams ``t, t + T, ...`` and histogram row ``t``; ``nan_at[s]``
+    records the index (within stream ``s``) of the first NaN loss.  This is the kernel
+    of the built-in specs (``builtin_fill`` is a global, so the kernel is cached on
+    disk); :func:`_make_chunk_kernel` builds the same kernel for user fills.
+    KEEP THE TWO BODIES IDENTICAL (``test_user_kernel_matches_builtin_kernel``).
     """
-    @njit(cache=cache, parallel=True)
+    n_thr = hist.shape[0]
+    n_str = states.shape[0]
+    bins = hist.shape[1]
+    inv_h = 1.0 / h
+    for t in prange(n_thr):
+        buf = np.empty(BLOCK)
+        idx = np.empty(BLOCK, dtype=np.int64)
+        # thread-local copies: no shared reference counts or cache lines in hot loops
+        prm = params.copy()
+        local = states[0:1].copy()
+        st = local[0]
+        for s in range(t, n_str, n_thr):
+            m = min(remaining[s], per_stream)
+            local[0] = states[s]
+            k0 = 0
+            while k0 < m:
+                k = min(BLOCK, m - k0)
+                out = buf[:k]
+                builtin_fill(st, prm, out)
+                _bin_index(out, k, lo, h, inv_h, bins, idx)
+                first_nan = _count(idx, k, hist, t, extra)
+                if first_nan >= 0 and nan_at[s] < 0:
+                    nan_at[s] = done[s] + k0 + first_nan
+                k0 += k
+            states[s] = local[0]
+            remaining[s] -= m
+            done[s] += m
+
+
+def _make_chunk_kernel(fill: Callable) -> Callable:
+    """The chunk kernel of :func:`_builtin_kernel` for a user ``fill(state, params, out)``.
+
+    ``fill`` is a compile-time constant (closure variable), not an argument: Numba
+    cannot cache kernels that take dispatchers as arguments, and closures over user
+    functions are not cacheable either, so these kernels compile once per process
+    (memoized by :func:`_chunk_kernel`).
+    """
+    @njit(parallel=True)
     def kernel(params, states, remaining, done, per_stream, lo, h, hist, extra,
                nan_at):  # pragma: no cover - numba
-        # Advance every stream by up to per_stream draws (a multiple of BLOCK).
-        # Thread t owns streams t, t + T, ... and histogram row t; nan_at[s] records the
-        # index (within stream s) of the first NaN loss.
         n_thr = hist.shape[0]
         n_str = states.shape[0]
         bins = hist.shape[1]
@@ -151,7 +188,6 @@ def _make_chunk_kernel(fill: Callable, cache: bool) -> Callable:
         for t in prange(n_thr):
             buf = np.empty(BLOCK)
             idx = np.empty(BLOCK, dtype=np.int64)
-            # thread-local copies: no shared reference counts or cache lines in hot loops
             prm = params.copy()
             local = states[0:1].copy()
             st = local[0]
@@ -174,14 +210,11 @@ def _make_chunk_kernel(fill: Callable, cache: bool) -> Callable:
     return kernel
 
 
-_builtin_kernel = _make_chunk_kernel(builtin_fill, cache=True)
-
-
 @lru_cache(maxsize=None)
 def _chunk_kernel(fill: Callable) -> Callable:
     if fill is builtin_fill:
         return _builtin_kernel
-    return _make_chunk_kernel(fill, cache=False)
+    return _make_chunk_kernel(fill)
 
 
 @lru_cache(maxsize=None)
