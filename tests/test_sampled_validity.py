@@ -33,7 +33,8 @@ def test_envelope_contains_analytic(mech):
         assert iv.certification == "probabilistic" and iv.confidence == 1 - 1e-3
         assert _overlap(iv, ex), (delta, iv, ex)
         assert iv.lower <= iv.estimate <= iv.upper
-        assert math.isfinite(iv.upper) and iv.width < 0.25 * max(1.0, ex.estimate)
+        # tightness sanity check (n = 1e6, k = 10): finite and within 30% of epsilon
+        assert math.isfinite(iv.upper) and iv.width < 0.3 * max(1.0, ex.estimate)
     for eps in (0.5, 2.0):
         iv, ex = acc.delta(epsilon=eps), exact.delta(epsilon=eps)
         assert _overlap(iv, ex), (eps, iv, ex)
