@@ -2,7 +2,8 @@
 
 Prints samples/s (million draws per second) and ratios, all measured in this process:
 
-* ``numpy 1 core``: chunked, vectorized numpy -- Laplace-envelope rejection for
+* ``numpy 1 core``: chunked (2**17), vectorized numpy with the faster of the SFC64 and
+  PCG64 bit generators -- Laplace-envelope rejection for
   ``1 < beta < 2`` (Gaussian envelope above 2, direct for beta in {1, 2}), the same
   power shortcuts as the kernel (``x*sqrt(x)`` for 1.5), loss, ``bincount``; the gamma
   transform (``standard_gamma``) is timed too and the faster numpy variant is the
@@ -62,7 +63,7 @@ def _pow(x: np.ndarray, beta: float) -> np.ndarray:
 
 def numpy_gg_histogram(beta: float, scale: float, sens: float, n: int,
                        gen: np.random.Generator, method: str = "rejection",
-                       chunk: int = 1 << 18) -> np.ndarray:
+                       chunk: int = 1 << 17) -> np.ndarray:
     """Histogram (with under/overflow cells) of the GG remove-direction loss, numpy."""
     c = gg_setup(beta)
     d = sens / scale
@@ -171,6 +172,8 @@ def main() -> None:
     for f in (_raw_u64, _raw_uniform, _raw_normal, _raw_exponential):
         f(st, 10)
     gen = np.random.default_rng(0)
+    # numpy's fastest bit generator for the pipeline baseline (SFC64 >= PCG64 here)
+    gen_fast = np.random.Generator(np.random.SFC64(0))
     raw = {
         "xoshiro u64": _best(lambda: _raw_u64(st, n), repeat),
         "xoshiro uniform": _best(lambda: _raw_uniform(st, n), repeat),
@@ -189,11 +192,12 @@ def main() -> None:
         mech = sp.GeneralizedGaussian(beta=beta, scale=2.0, sensitivity=1.0)
         kw = dict(direction="remove", lo=LO, h=H, bins=BINS, progress=False)
         loss_histogram(mech, n=10_000, seed=0, n_threads=1, **kw)  # compile / load cache
-        t_rej = _best(lambda: numpy_gg_histogram(beta, 2.0, 1.0, n, gen), repeat)
+        t_rej = min(_best(lambda: numpy_gg_histogram(beta, 2.0, 1.0, n, gen_fast), repeat),
+                    _best(lambda: numpy_gg_histogram(beta, 2.0, 1.0, n, gen), repeat))
         if beta in (1.0, 2.0):
             t_gam = math.inf
         else:
-            t_gam = _best(lambda: numpy_gg_histogram(beta, 2.0, 1.0, n, gen, "gamma"),
+            t_gam = _best(lambda: numpy_gg_histogram(beta, 2.0, 1.0, n, gen_fast, "gamma"),
                           max(1, repeat - 1))
         t_np = min(t_rej, t_gam)
         t1 = _best(lambda: loss_histogram(mech, n=n, seed=1, n_threads=1, **kw), repeat)
