@@ -2,6 +2,8 @@
 
 # --- sampling hot path (xoshiro RNG, exact samplers, fused loss-histogram kernels) ---
 from .kernels import LossHistogram, loss_histogram
+from .samplers import make_rejection_sampler
+from .ars import AdaptiveRejectionSampler
 
 # --- accounting from samples (inputs, empirical PRVs, certification) ---
 from .inputs import LogDensityPair, PrivacyLossSampler

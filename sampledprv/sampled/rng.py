@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, uint64
 
 __all__ = [
-    "STATE_DTYPE", "seed_states", "new_state", "next_u64", "next_u64_aux", "uniform_aux",
+    "STATE_DTYPE", "seed_states", "next_u64", "next_u64_aux", "uniform_aux",
     "uniform", "uniform_open", "exponential", "normal", "gamma", "random_sign",
 ]
 
@@ -84,12 +84,6 @@ def seed_states(seed: object, n_streams: int) -> np.ndarray:
             st[4] = 1
         raw[i] = st
     return raw.view(STATE_DTYPE).reshape(n_streams)
-
-
-def new_state(seed: object = None) -> np.ndarray:
-    """One generator state (a 0-d structured array; ``new_state(seed)[()]`` in Python,
-    or pass the 1-element array ``seed_states(seed, 1)`` and index ``[0]`` in jitted code)."""
-    return seed_states(seed, 1)[0]
 
 
 @njit(inline="always")
