@@ -15,26 +15,40 @@ _AUTO_PROGRESS_S = 2.0     #: show a progress bar when the run is expected to la
 
 
 class Progress:
-    """tqdm bar, created lazily once the run is expected to last > _AUTO_PROGRESS_S."""
+    """tqdm bar, created lazily once the run is expected to last > _AUTO_PROGRESS_S.
+
+    ``mode`` True/False forces the bar on/off; ``None`` decides from the rate measured
+    after the first chunk (which may include compilation, so it is not used).
+    """
 
     def __init__(self, mode: bool | None, total: int, desc: str) -> None:
         self.mode, self.total, self.desc = mode, total, desc
         self.bar = None
-        self.t0 = time.perf_counter()
+        self.t0: float | None = None
         self.count = 0
+        self.count0 = 0
+        if mode:
+            self._open()
+
+    def _open(self) -> None:
+        from tqdm.auto import tqdm  # noqa: PLC0415 - optional at import time
+        self.bar = tqdm(total=self.total, desc=self.desc, unit="draw", unit_scale=True,
+                        initial=self.count)
 
     def update(self, k: int) -> None:
         self.count += k
-        if self.bar is None and self.mode is not False:
-            elapsed = time.perf_counter() - self.t0
-            left = (self.total - self.count) * elapsed / max(self.count, 1)
-            if self.mode or left > _AUTO_PROGRESS_S:
-                from tqdm.auto import tqdm  # noqa: PLC0415 - optional at import time
-                self.bar = tqdm(total=self.total, desc=self.desc, unit="draw",
-                                unit_scale=True, initial=self.count)
-                return
         if self.bar is not None:
             self.bar.update(k)
+            return
+        if self.mode is False:
+            return
+        now = time.perf_counter()
+        if self.t0 is None:                 # first chunk: start the clock after it
+            self.t0, self.count0 = now, self.count
+            return
+        rate = (self.count - self.count0) / max(now - self.t0, 1e-9)
+        if (self.total - self.count) / rate > _AUTO_PROGRESS_S:
+            self._open()
 
     def close(self) -> None:
         if self.bar is not None:
