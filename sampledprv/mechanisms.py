@@ -141,6 +141,24 @@ class GeneralizedGaussian(Mechanism):
         sigma = v.positive("sigma", sigma)
         return cls(beta=beta, scale=math.sqrt(2.0) * sigma, sensitivity=sensitivity)
 
+    def one_dimensional(self) -> "GeneralizedGaussian":
+        """The 1-D mechanism with the same privacy loss, used by every accountant.
+
+        Exact for ``dimension == 1`` and for ``beta == 2``.  Raises :class:`ValueError`
+        otherwise: for ``beta != 2`` the loss depends on how the :math:`\ell_\beta`
+        sensitivity is spread over the coordinates and the 1-D accounting is not a
+        worst-case bound (see :mod:`sampledprv.gg_dimension`)."""
+        if self.dimension == 1:
+            return self
+        if self.beta == 2.0:
+            return GeneralizedGaussian(self.beta, self.scale, self.sensitivity)
+        raise ValueError(
+            f"GeneralizedGaussian(beta={self.beta}, dimension={self.dimension}): for beta != 2 "
+            "the privacy loss depends on how the l_beta sensitivity is spread over the "
+            "coordinates, and the 1-D accounting is not a worst-case bound (see "
+            "sampledprv.gg_dimension); use dimension=1 per coordinate with its own "
+            "sensitivity, or beta=2")
+
     @property
     def std(self) -> float:
         """Noise standard deviation ``s * sqrt(Gamma(3/b) / Gamma(1/b))``."""

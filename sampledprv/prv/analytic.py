@@ -108,13 +108,7 @@ def generalized_gaussian_pair(mech: GeneralizedGaussian | GGNMax) -> LossPair:
     ``beta=2`` use the Laplace and Gaussian closed forms (identical laws)."""
     if isinstance(mech, GGNMax):
         mech = mech.as_generalized_gaussian()
-    if mech.dimension > 1 and mech.beta != 2.0:
-        raise ValueError(
-            f"GeneralizedGaussian(beta={mech.beta}, dimension={mech.dimension}): for beta != 2 "
-            "the privacy loss depends on how the l_beta sensitivity is spread over the "
-            "coordinates, and the 1-D accounting is not a worst-case bound (see "
-            "sampledprv.gg_dimension); use dimension=1 per coordinate with its own "
-            "sensitivity, or beta=2")
+    mech = mech.one_dimensional()
     beta, s, delta = mech.beta, mech.scale, mech.sensitivity
     if beta == 1.0:
         return _laplace_eps(delta / s)

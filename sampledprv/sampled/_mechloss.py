@@ -24,10 +24,10 @@ Directions (mode): remove = :math:`\ell(x)`, :math:`x \sim P_0`; add =
 :math:`\log(1 - q + q e^{\ell(x)})`, :math:`x \sim (1-q)Q_0 + qP_0`; subsampled add =
 :math:`-\log(1 - q + q e^{\ell(x)})`, :math:`x \sim Q_0`.
 
-A ``d``-dimensional GG with :math:`\ell_\beta` sensitivity is sampled as the 1-D
-mechanism: the worst-case shift puts the whole sensitivity on one coordinate, and the
-other coordinates then contribute exactly zero loss (dimension independence, GG paper
-App. B.2).  ``GGNMax`` is sampled as its 1-D GG (sensitivity 1).
+A ``d``-dimensional GG is sampled as the 1-D mechanism only where that is exact
+(``beta = 2``); otherwise :meth:`GeneralizedGaussian.one_dimensional` refuses it,
+because spreading the :math:`\ell_\beta` sensitivity over coordinates can leak more
+than one coordinate (see :mod:`sampledprv.gg_dimension`).  ``GGNMax`` is sampled as its 1-D GG (sensitivity 1).
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ def _base(mech: M.Mechanism) -> tuple[float, list[float]]:
     if isinstance(mech, M.GGNMax):
         mech = mech.as_generalized_gaussian()
     if isinstance(mech, M.GeneralizedGaussian):
+        mech = mech.one_dimensional()
         d = mech.sensitivity / mech.scale
         if mech.beta == 1.0:
             return KIND_LAPLACE, [d]

@@ -73,6 +73,7 @@ def _base_losses(mech: M.Mechanism) -> tuple[Sampler, Sampler]:
         elif isinstance(mech, M.GGNMax):
             beta, s, d = mech.beta, mech.scale, 1.0
         else:
+            mech = mech.one_dimensional()
             beta, s, d = mech.beta, mech.scale, mech.sensitivity
 
         def lp(r: np.random.Generator, n: int) -> np.ndarray:   # x ~ P0 = GG centred at 0
