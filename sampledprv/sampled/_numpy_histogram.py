@@ -20,7 +20,6 @@ Privacy losses of the analytic specs (``shared/DESIGN.md`` section 2):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
@@ -29,29 +28,7 @@ from .. import mechanisms as M
 
 __all__ = ["LossHistogram", "loss_histogram", "numpy_loss_sampler", "histogram_of_samples"]
 
-try:  # share the class with the compiled kernels when they are installed
-    from .kernels import LossHistogram  # type: ignore[attr-defined]
-except Exception:  # noqa: BLE001
-    @dataclass(frozen=True)
-    class LossHistogram:  # type: ignore[no-redef]
-        """Counts of privacy-loss samples: bin ``j`` holds ``lo + j h <= y < lo + (j+1) h``."""
-
-        counts: np.ndarray
-        below: int
-        above: int
-        pos_inf: int
-        neg_inf: int
-        n: int
-        lo: float
-        h: float
-
-        def __add__(self, other: "LossHistogram") -> "LossHistogram":
-            if (self.lo, self.h, self.counts.size) != (other.lo, other.h, other.counts.size):
-                raise ValueError("histograms on different windows cannot be merged")
-            return LossHistogram(self.counts + other.counts, self.below + other.below,
-                                 self.above + other.above, self.pos_inf + other.pos_inf,
-                                 self.neg_inf + other.neg_inf, self.n + other.n,
-                                 self.lo, self.h)
+from .kernels import LossHistogram  # the one histogram type of the package
 
 Sampler = Callable[[np.random.Generator, int], np.ndarray]
 

@@ -41,17 +41,11 @@ _PILOT = 1 << 16
 
 def sample_histogram(mechanism: object, direction: str, *, n: int, lo: float, h: float,
                      bins: int, seed: object, progress: Optional[bool] = None) -> LossHistogram:
-    """Histogram of ``n`` losses: the compiled kernel if it handles ``mechanism``, else numpy."""
-    try:
-        from . import kernels  # type: ignore[attr-defined]
-        fn = kernels.loss_histogram
-    except Exception:  # noqa: BLE001 - kernels not installed / not built
-        fn = None
-    if fn is not None:
-        return fn(mechanism, direction=direction, n=n, lo=lo, h=h, bins=bins, seed=seed,
-                  progress=progress)
-    return _np_hist.loss_histogram(mechanism, direction=direction, n=n, lo=lo, h=h, bins=bins,
-                                   seed=seed, progress=progress)
+    """Histogram of ``n`` losses (the fused kernel; it runs plain Python samplers on its
+    numpy path)."""
+    from . import kernels
+    return kernels.loss_histogram(mechanism, direction=direction, n=n, lo=lo, h=h, bins=bins,
+                                  seed=seed, progress=progress)
 
 
 @functools.lru_cache(maxsize=256)
@@ -59,7 +53,7 @@ def _analytic_window(mechanism: object, direction: str, tail: float) -> tuple:
     from ..prv import privacy_loss
     try:
         law = privacy_loss(mechanism, direction)
-    except Exception:  # noqa: BLE001 - not an analytic spec
+    except TypeError:  # not an analytic spec
         return None, None
     lo, hi = float(law.lower_point(tail)), float(law.upper_point(tail))
     return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else (None, None)
@@ -78,7 +72,7 @@ def choose_window(mechanism: object, direction: str, n: int, bins: int,
     tail = 0.01 / n
     try:
         lo, hi = _analytic_window(mechanism, direction, tail)
-    except Exception:  # noqa: BLE001 - not an analytic spec (or unhashable)
+    except TypeError:  # unhashable user object: no cached analytic window
         lo = hi = None
     if lo is None:
         y = _np_hist.numpy_loss_sampler(mechanism, direction)(rng, _PILOT)
