@@ -112,15 +112,19 @@ class LossDistribution:
 
         def cdf_new(y: np.ndarray) -> np.ndarray:
             y = np.asarray(y, dtype=np.float64)
-            out = np.zeros_like(y)
             inside = y > lo
+            if inside.all():                      # the common case on a grid: no copies
+                return cdf(g_inv(np.minimum(y, hi)))
+            out = np.zeros_like(y)
             out[inside] = cdf(g_inv(np.minimum(y[inside], hi)))
             return out
 
         def sf_new(y: np.ndarray) -> np.ndarray:
             y = np.asarray(y, dtype=np.float64)
-            out = np.full_like(y, self.cont_mass)
             inside = y >= lo
+            if inside.all():
+                return sf(g_inv(np.minimum(y, hi)))
+            out = np.full_like(y, self.cont_mass)
             out[inside] = sf(g_inv(np.minimum(y[inside], hi)))
             return out
 

@@ -31,8 +31,16 @@ def subsampled_pair(base: LossPair, q: float) -> LossPair:
 
     def g_inv(y: np.ndarray) -> np.ndarray:
         y = np.asarray(y, dtype=np.float64)
+        shape = y.shape
+        y = y.reshape(-1)
+        t = np.subtract(log1mq, y)            # in place: this runs on every grid point
         with np.errstate(divide="ignore", invalid="ignore"):
-            return y - logq + np.log(-np.expm1(log1mq - y))
+            np.expm1(t, out=t)
+            np.negative(t, out=t)
+            np.log(t, out=t)
+        t += y
+        t -= logq
+        return t.reshape(shape)
 
     rng = (float(log1mq), np.inf)
     under_p = mixture([q, 1.0 - q], [under_p0, under_q0]).pushforward(g, g_inv, rng)
