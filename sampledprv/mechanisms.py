@@ -142,7 +142,7 @@ class GeneralizedGaussian(Mechanism):
         return cls(beta=beta, scale=math.sqrt(2.0) * sigma, sensitivity=sensitivity)
 
     def one_dimensional(self) -> "GeneralizedGaussian":
-        """The 1-D mechanism with the same privacy loss, used by every accountant.
+        r"""The 1-D mechanism with the same privacy loss, used by every accountant.
 
         Exact for ``dimension == 1`` and for ``beta == 2``.  Raises :class:`ValueError`
         otherwise: for ``beta != 2`` the loss depends on how the :math:`\ell_\beta`
