@@ -28,6 +28,7 @@ curve of :math:`\tilde S` itself.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -190,8 +191,7 @@ class Accountant:
         tau = 10.0 ** math.floor(math.log10(tau))
         symmetric = all(m.symmetric for m in composition)
         directions = ("remove",) if symmetric else ("remove", "add")
-        curves = {}
-        for direction in directions:
+        def build(direction: str) -> _DirectionCurve:
             comps, outside, mass_error = [], 0.0, 0.0
             for mech, count in composition.items():
                 key = (mech, direction, h, tau)
@@ -220,10 +220,17 @@ class Accountant:
                     "memory (~24 bytes per point)") from None
             curve = PrivacyCurve(composed.values, composed.probs, composed.p_inf,
                                  eps_min=-self.eps_error)
-            curves[direction] = _DirectionCurve(
-                composed, min(1.0, outside), hoeffding, self.eps_error, curve,
-                composed.numeric_error + mass_error + tv)
-            del composed, curve
+            return _DirectionCurve(composed, min(1.0, outside), hoeffding, self.eps_error,
+                                   curve, composed.numeric_error + mass_error + tv)
+
+        # the two directions are independent; FFTs and large ufuncs release the GIL, so
+        # two threads use two cores
+        if len(directions) > 1:
+            with ThreadPoolExecutor(max_workers=len(directions)) as pool:
+                built = list(pool.map(build, directions))
+        else:
+            built = [build(directions[0])]
+        curves = dict(zip(directions, built))
         self._curves = curves
         self._method = METHOD_TWO_LEVEL if factor > 1 else METHOD
         self._levels = {"mesh_fine": h, "mesh_coarse": h * factor,

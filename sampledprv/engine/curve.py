@@ -18,7 +18,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _tail_sums(values, probs, p_inf):  # pragma: no cover - compiled
     """Compensated (Kahan) suffix sums: tail_p[j] = p_inf + sum_{i>=j} p_i and
     log_q[j] = log sum_{i>=j} p_i exp(-s_i).  The second sum is accumulated against a

@@ -110,7 +110,7 @@ class LatticePMF:
         return LatticePMF(self.probs[lo:hi], self.offset + lo, self.h, self.shift, self.p_inf)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _logsumexp_rows(logp, lam, pts):  # pragma: no cover - compiled
     """``log sum_j exp(logp_j + lam_i pts_j)`` for every ``i``."""
     out = np.empty(lam.size)
