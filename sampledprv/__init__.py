@@ -27,6 +27,21 @@ from .ggnmax import generalized_gaussian_noise, ggnmax
 from .gg_tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
 from .gg_dimension import spread_epsilons, spread_lower_bound
 
+__all__ = [
+    # results and specs
+    "Interval", "Mechanism", "Gaussian", "Laplace", "GeneralizedGaussian", "GGNMax",
+    "RandomizedResponse", "PureDP", "ApproxDP", "PoissonSubsampled",
+    # accountants
+    "Accountant", "SampledAccountant",
+    # sampled inputs and tools
+    "LogDensityPair", "PrivacyLossSampler", "EmpiricalPRV", "ValidationReport", "validate",
+    "min_samples", "plan_samples",
+    # Generalized Gaussian tools
+    "Calibration", "calibrate", "calibrate_generalized_gaussian", "ggnmax",
+    "generalized_gaussian_noise", "TailTable", "tail_weight", "calibrated_tail_weights",
+    "plot_tail_weights", "spread_epsilons", "spread_lower_bound",
+]
+
 
 def __getattr__(name: str):
     # ``sampledprv.torch`` is imported lazily: ``import sampledprv`` must not import torch.

@@ -30,9 +30,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Sequence
 
-import numpy as np
 
 from . import _validation as v
 from .engine.compose import ComposedPMF, GridTooLargeError, compose_lattices

@@ -28,7 +28,7 @@ smaller for large ``k``.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable
 
 from .interval import Interval
 from .mechanisms import GeneralizedGaussian

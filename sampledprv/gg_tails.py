@@ -24,7 +24,6 @@ import numpy as np
 from scipy.special import gammaincc
 
 from .calibration import calibrate_generalized_gaussian
-from .interval import Interval
 from .mechanisms import GeneralizedGaussian
 
 __all__ = ["tail_weight", "TailTable", "calibrated_tail_weights", "plot_tail_weights"]

@@ -20,7 +20,7 @@ Which accounting applies depends on the neighbouring relation:
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence, Union
+from typing import Sequence, Union
 
 import numpy as np
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .analytic import LossPair
-from .loss_distribution import LossDistribution, mixture
+from .loss_distribution import mixture
 
 
 def subsampled_pair(base: LossPair, q: float) -> LossPair:

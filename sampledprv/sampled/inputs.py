@@ -213,12 +213,8 @@ class LogDensityPair:
         logf = self.logp if which == "p" else self.logq
         cache = self.__dict__.setdefault("_ars", {})
         if which not in cache:
-            try:   # the compiled adaptive rejection sampler, when installed
-                from .ars import adaptive_rejection_sampler  # type: ignore[import-not-found]
-                cache[which] = adaptive_rejection_sampler(logf)
-            except ImportError:
-                from ._numpy_ars import log_concave_sampler
-                cache[which] = log_concave_sampler(logf, name=f"log{which}")
+            from .ars import AdaptiveRejectionSampler   # exact, log-concave 1-D targets
+            cache[which] = AdaptiveRejectionSampler(logf).sample
         return cache[which]
 
     def _numpy_loss_sampler(self, direction: str) -> LossSamplerFn:
