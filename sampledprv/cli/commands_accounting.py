@@ -19,25 +19,36 @@ from .output import (_certified_line, _composition_json, _composition_lines, _em
 __all__ = ["cmd_epsilon", "cmd_delta", "cmd_curve"]
 
 
+def _query(args: argparse.Namespace, s, *, command: str, given: str, values: list,
+           ask: str, curve: str, notes: list[str]) -> int:
+    """Shared body of ``epsilon`` and ``delta``: one interval per queried value.
+
+    ``command`` names the query (``"epsilon"`` or ``"delta"``), ``given`` the argument it
+    takes, ``ask`` the accountant method; ``notes`` are extra lines for infinite uppers."""
+    acc = composed(s, make_accountant_factory(s))
+    ivs = [(x, getattr(acc, ask)(**{given: x})) for x in values]
+    rows = [[f"{x:g}", *_fmt_triplet([iv.lower, iv.estimate, iv.upper])] for x, iv in ivs]
+    text = _composition_lines(s, acc) + [""] + _table(
+        [given, f"{command} lower", "estimate", "upper"], rows) + [""]
+    text.append(_certified_line(ivs[0][1], curve))
+    if any(not math.isfinite(iv.upper) for _, iv in ivs):
+        text.extend(notes)
+    payload = {"command": command, "accountant": accountant_description(acc, s),
+               "composition": _composition_json(s),
+               "results": [{given: x, **interval_json(iv)} for x, iv in ivs]}
+    _emit(args, payload, text)
+    return EXIT_OK
+
+
 def cmd_epsilon(args: argparse.Namespace) -> int:
     s = build_setup(args)
     deltas = args.delta or s.deltas
     if not deltas:
         raise UsageError("give --delta (e.g. --delta 1e-5), or delta = 1e-5 in the config")
-    acc = composed(s, make_accountant_factory(s))
-    ivs = [(d, acc.epsilon(delta=d)) for d in deltas]
-    rows = [[f"{d:g}", *_fmt_triplet([iv.lower, iv.estimate, iv.upper])] for d, iv in ivs]
-    text = _composition_lines(s, acc) + [""] + _table(
-        ["delta", "epsilon lower", "estimate", "upper"], rows) + [""]
-    text.append(_certified_line(ivs[0][1], "epsilon(delta)"))
-    if any(not math.isfinite(iv.upper) for _, iv in ivs):
-        text.append("note: upper = inf means no finite bound could be certified at that delta"
-                    " (sampled: too few samples -- see 'sampledprv plan')")
-    payload = {"command": "epsilon", "accountant": accountant_description(acc, s),
-               "composition": _composition_json(s),
-               "results": [{"delta": d, **interval_json(iv)} for d, iv in ivs]}
-    _emit(args, payload, text)
-    return EXIT_OK
+    return _query(args, s, command="epsilon", given="delta", values=deltas, ask="epsilon",
+                  curve="epsilon(delta)",
+                  notes=["note: upper = inf means no finite bound could be certified at that "
+                         "delta (sampled: too few samples -- see 'sampledprv plan')"])
 
 
 def cmd_delta(args: argparse.Namespace) -> int:
@@ -45,17 +56,8 @@ def cmd_delta(args: argparse.Namespace) -> int:
     epss = args.epsilon or s.epsilons
     if not epss:
         raise UsageError("give --epsilon (e.g. --epsilon 2), or epsilon = 2 in the config")
-    acc = composed(s, make_accountant_factory(s))
-    ivs = [(e, acc.delta(epsilon=e)) for e in epss]
-    rows = [[f"{e:g}", *_fmt_triplet([iv.lower, iv.estimate, iv.upper])] for e, iv in ivs]
-    text = _composition_lines(s, acc) + [""] + _table(
-        ["epsilon", "delta lower", "estimate", "upper"], rows) + [""]
-    text.append(_certified_line(ivs[0][1], "delta(epsilon)"))
-    payload = {"command": "delta", "accountant": accountant_description(acc, s),
-               "composition": _composition_json(s),
-               "results": [{"epsilon": e, **interval_json(iv)} for e, iv in ivs]}
-    _emit(args, payload, text)
-    return EXIT_OK
+    return _query(args, s, command="delta", given="epsilon", values=epss, ask="delta",
+                  curve="delta(epsilon)", notes=[])
 
 
 def _eps_grid(args: argparse.Namespace, s: Setup) -> List[float]:

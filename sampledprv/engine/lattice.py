@@ -92,15 +92,6 @@ class LatticePMF:
         live = masses > 0
         return pts[live], np.log(masses[live])
 
-    def log_mgf_bound(self, lam: np.ndarray, max_points: int = 2048) -> np.ndarray:
-        r"""Upper bound on ``log sum_j p_j exp(lam * (offset + j) * h)`` (finite part,
-        without the shift) for each ``lam``, from :meth:`two_point_blocks`."""
-        lam = np.atleast_1d(np.asarray(lam, dtype=np.float64))
-        pts, logp = self.two_point_blocks(max_points)
-        if pts.size == 0:
-            return np.full(lam.shape, -np.inf)
-        return _logsumexp_rows(logp, lam, pts)
-
     def trimmed(self) -> "LatticePMF":
         """Drop leading and trailing zero bins (same distribution)."""
         nz = np.flatnonzero(self.probs > 0)

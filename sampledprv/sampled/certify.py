@@ -46,12 +46,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
 from scipy import stats
 
-from ..engine import ComposedPMF, LatticePMF, compose_lattices, delta_of_eps, eps_of_delta
+from ..engine import ComposedPMF, LatticePMF, compose_lattices
+from ..engine.curve import PrivacyCurve
 from .empirical import LossHistogram, estimate_pmf, tail_counts
 
 __all__ = ["cp_upper", "cp_lower", "Envelope", "envelope", "ComposedBounds",
@@ -124,22 +126,28 @@ class ComposedBounds:
     est: ComposedPMF
     details: dict = field(default_factory=dict)
 
+    @cached_property
+    def _curves(self) -> tuple[PrivacyCurve, PrivacyCurve, PrivacyCurve]:
+        """Curves of (low, est, up), built once (O(N)); each query is then O(log N)."""
+        return tuple(PrivacyCurve(c.values, c.probs, c.p_inf)  # type: ignore[return-value]
+                     for c in (self.low, self.est, self.up))
+
     def delta(self, eps: float) -> tuple[float, float, float]:
         """``(lower, estimate, upper)`` bounds on ``delta(eps)``."""
-        lo = delta_of_eps(self.low.values, self.low.probs, self.low.p_inf, eps) - _err(self.low)
-        up = delta_of_eps(self.up.values, self.up.probs, self.up.p_inf, eps) + _err(self.up)
-        est = delta_of_eps(self.est.values, self.est.probs, self.est.p_inf, eps)
+        c_low, c_est, c_up = self._curves
+        lo = c_low.delta(eps) - _err(self.low)
+        up = c_up.delta(eps) + _err(self.up)
+        est = c_est.delta(eps)
         lo, up = max(lo, 0.0), min(up, 1.0)
         return lo, min(max(est, lo), up), up
 
     def epsilon(self, delta: float) -> tuple[float, float, float]:
         """``(lower, estimate, upper)`` bounds on ``epsilon(delta)``."""
+        c_low, c_est, c_up = self._curves
         eu = _err(self.up)
-        up = eps_of_delta(self.up.values, self.up.probs, self.up.p_inf, delta - eu) \
-            if delta > eu else math.inf
-        lo = eps_of_delta(self.low.values, self.low.probs, self.low.p_inf,
-                          delta + _err(self.low))
-        est = eps_of_delta(self.est.values, self.est.probs, self.est.p_inf, delta)
+        up = c_up.epsilon(delta - eu) if delta > eu else math.inf
+        lo = c_low.epsilon(delta + _err(self.low))
+        est = c_est.epsilon(delta)
         lo = min(lo, up)
         return lo, min(max(est, lo), up), up
 
