@@ -28,9 +28,9 @@ import numpy as np  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
 import sampledprv as sp  # noqa: E402
-from sampledprv.sampled.accountant import choose_window  # noqa: E402
-from sampledprv.sampled.prediction import predict_width  # noqa: E402
-from sampledprv.sampled.sharding import HistogramJob, run_jobs  # noqa: E402
+from sampledprv.sampled.histograms.window import choose_window  # noqa: E402
+from sampledprv.sampled.certification.prediction import predict_width  # noqa: E402
+from sampledprv.sampled.histograms.sharding import HistogramJob, run_jobs  # noqa: E402
 
 
 from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)

@@ -33,9 +33,9 @@ import numpy as np
 from numba import njit
 
 import sampledprv as sp
-from sampledprv.sampled import rng as xrng
-from sampledprv.sampled.kernels import loss_histogram
-from sampledprv.sampled.samplers import gg_setup
+from sampledprv.sampled.draws import rng as xrng
+from sampledprv.sampled.histograms.kernels import loss_histogram
+from sampledprv.sampled.draws.samplers import gg_setup
 
 LO, H, BINS = -8.0, 1e-3, 16_000
 

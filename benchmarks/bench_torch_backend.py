@@ -25,9 +25,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import sampledprv as sp  # noqa: E402
-from sampledprv.sampled.accountant import choose_window  # noqa: E402
-from sampledprv.sampled.kernels import loss_histogram  # noqa: E402
-from sampledprv.sampled.torch_backend import torch_loss_histogram  # noqa: E402
+from sampledprv.sampled.histograms.window import choose_window  # noqa: E402
+from sampledprv.sampled.histograms.kernels import loss_histogram  # noqa: E402
+from sampledprv.sampled.histograms.torch_histogram import torch_loss_histogram  # noqa: E402
 
 
 from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
@@ -95,7 +95,7 @@ def long_run(n: int, dev: str) -> None:
     """k = 1000 Gaussian steps of mu = 1/sqrt(1000), certified epsilon(1e-5), on ``dev``."""
     import resource
 
-    from sampledprv.sampled.prediction import predict_width
+    from sampledprv.sampled.certification.prediction import predict_width
     k, delta, exact = 1000, 1e-5, 4.3772
     mech = sp.Gaussian(math.sqrt(k))
     t0 = time.perf_counter()

@@ -171,9 +171,9 @@ def loss_tail_envelopes(histogram: Any, alpha: float) -> _Tails:
     r"""Empirical tail :math:`P[Y \ge t_j]` of a :class:`~sampledprv.sampled.LossHistogram`
     at its bin edges and the upper/lower envelopes that the envelope method certifies
     simultaneously with probability ``>= 1 - alpha`` (from
-    :func:`sampledprv.sampled.certify.envelope`, so the alpha split is the accountant's)."""
-    from .sampled.certify import envelope
-    from .sampled.empirical import tail_counts
+    :func:`sampledprv.sampled.certification.envelopes.envelope`, so the alpha split is the accountant's)."""
+    from .sampled.certification.envelopes import envelope
+    from .sampled.histograms.histogram import tail_counts
 
     env = envelope(histogram, alpha)
     edges = histogram.lo + histogram.h * np.arange(len(histogram.counts) + 1)

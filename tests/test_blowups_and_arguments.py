@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import sampledprv as sp
-from sampledprv.sampled.empirical import coarsen
-from sampledprv.sampled.inputs import LogDensityPair
+from sampledprv.sampled.histograms.histogram import coarsen
+from sampledprv.sampled.certification.inputs import LogDensityPair
 
 #: peak of traced allocations allowed for a refused request (the refused grids need
 #: 5 to 80 GiB)
@@ -85,7 +85,7 @@ def test_sampled_accountant_rejects_bad_max_grid(max_grid):
 
 @pytest.mark.parametrize("factor", [2**40, 2**70])
 def test_coarsening_by_a_huge_factor_stays_small(factor):
-    from sampledprv.sampled.kernels import LossHistogram
+    from sampledprv.sampled.histograms.histogram import LossHistogram
     hist = LossHistogram(np.arange(100, dtype=np.int64), 0, 0, 0, 0, 4950, -1.0, 0.02)
     with traced_peak() as mem:
         c = coarsen(hist, factor)

@@ -192,7 +192,7 @@ def test_cli_imports_no_private_names():
 
 
 def test_extension_hooks_are_public_and_old_names_still_work():
-    from sampledprv.sampled.kernels import loss_histogram
+    from sampledprv.sampled.histograms.kernels import loss_histogram
 
     def sample(rng, size):
         return rng.normal(0.5, 1.0, size)

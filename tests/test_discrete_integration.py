@@ -40,8 +40,8 @@ def test_samplers_match_the_law(spec):
     """The numpy sampler's empirical mean of (1 - e^{eps - L})_+ matches the exact law
     (both directions), and the Numba kernel (table kind) agrees with it."""
     from sampledprv.prv import privacy_loss
-    from sampledprv.sampled._numpy_histogram import numpy_loss_sampler
-    from sampledprv.sampled.kernels import loss_histogram
+    from sampledprv.sampled.histograms._numpy_histogram import numpy_loss_sampler
+    from sampledprv.sampled.histograms.kernels import loss_histogram
     rng = np.random.default_rng(0)
     for d in ("remove", "add"):
         law = privacy_loss(spec, d)

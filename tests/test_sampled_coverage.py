@@ -17,7 +17,7 @@ import sampledprv as sp
 from sampledprv.accountant import Accountant
 from sampledprv.prv import privacy_loss
 from sampledprv.sampled import SampledAccountant
-from sampledprv.sampled.certify import envelope
+from sampledprv.sampled.certification.envelopes import envelope
 
 ALPHA = 0.05
 

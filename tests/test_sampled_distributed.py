@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import sampledprv as sp
-from sampledprv.sampled import sharding
-from sampledprv.sampled.sharding import HistogramJob, run_jobs, shard_seed
+from sampledprv.sampled.histograms import sharding
+from sampledprv.sampled.histograms.sharding import HistogramJob, run_jobs, shard_seed
 
 distributed = pytest.importorskip("distributed")   # the 'distributed' extra (installed in CI)
 
@@ -78,7 +78,7 @@ def test_in_process_local_cluster_and_process_pool_agree(client, reference):
     iv, acc = _interval(client)
     _same(iv, ref)
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["sampledprv.sampled.sharding"])  # import once, fork workers
+    ctx.set_forkserver_preload(["sampledprv.sampled.histograms.sharding"])  # import once, fork workers
     with ProcessPoolExecutor(2, mp_context=ctx) as ex:
         iv2, _ = _interval(ex)
     _same(iv2, ref)

@@ -124,7 +124,7 @@ def test_constructor_validation():
 
 def test_kernel_form_inputs_run_in_fused_kernel():
     from numba import njit
-    from sampledprv.sampled import rng as R
+    from sampledprv.sampled.draws import rng as R
 
     @njit
     def logp(w):

@@ -9,8 +9,8 @@ import pytest
 
 import sampledprv as sp
 from sampledprv.engine import LatticePMF
-from sampledprv.sampled.accountant import choose_window
-from sampledprv.sampled.twolevel import bins_for, monotone_regrid
+from sampledprv.sampled.histograms.window import choose_window
+from sampledprv.sampled.certification.twolevel import bins_for, monotone_regrid
 
 from exact_curves import gaussian_eps
 

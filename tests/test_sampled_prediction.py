@@ -7,7 +7,7 @@ import math
 import pytest
 
 import sampledprv as sp
-from sampledprv.sampled.prediction import predict_width
+from sampledprv.sampled.certification.prediction import predict_width
 
 MECH = sp.PoissonSubsampled(sp.Gaussian(1.0), q=0.2)
 K, DELTA, ALPHA, BINS = 10, 1e-3, 1e-6, 4096

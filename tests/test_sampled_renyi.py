@@ -18,10 +18,10 @@ import sampledprv as sp
 from sampledprv.accountant import Accountant
 from sampledprv.prv import privacy_loss
 from sampledprv.sampled import LogDensityPair, PrivacyLossSampler, SampledAccountant
-from sampledprv.sampled.certify import envelope
-from sampledprv.sampled.kernels import loss_histogram
-from sampledprv.sampled.planner import plan_samples
-from sampledprv.sampled.tails import DEFAULT_ORDERS, RenyiTable, TailBound, tail_bound
+from sampledprv.sampled.certification.envelopes import envelope
+from sampledprv.sampled.histograms.kernels import loss_histogram
+from sampledprv.sampled.certification.planner import plan_samples
+from sampledprv.sampled.certification.tails import DEFAULT_ORDERS, RenyiTable, TailBound, tail_bound
 
 ALPHA = 0.05
 
@@ -262,7 +262,7 @@ def test_sample_outside_loss_range_is_caught():
 
 
 def test_histogram_range_check_names_the_bin():
-    from sampledprv.sampled.kernels import LossHistogram
+    from sampledprv.sampled.histograms.histogram import LossHistogram
     tb = TailBound(np.zeros(0), np.zeros(0), -1.0, 1.0)
     counts = np.zeros(32, dtype=np.int64)
     counts[30] = 1                                         # bin [1.75, 1.875)

@@ -10,9 +10,10 @@ import pytest
 from scipy import stats
 
 import sampledprv as sp
-from sampledprv.sampled.accountant import choose_window
-from sampledprv.sampled.kernels import loss_histogram
-from sampledprv.sampled.torch_backend import TorchLogDensityPair, torch_loss_histogram
+from sampledprv.sampled.histograms.window import choose_window
+from sampledprv.sampled.histograms.kernels import loss_histogram
+from sampledprv.sampled.draws.torch_draws import TorchLogDensityPair
+from sampledprv.sampled.histograms.torch_histogram import torch_loss_histogram
 
 from exact_curves import gaussian_eps
 

@@ -7,7 +7,8 @@ from scipy import stats
 
 import sampledprv as sp
 from sampledprv.sampled import LogDensityPair, plan_samples
-from sampledprv.sampled.planner import min_samples, samples_for_width
+from sampledprv.sampled.certification.floor import min_samples
+from sampledprv.sampled.certification.prediction import samples_for_width
 
 
 @pytest.mark.parametrize("mech", [sp.Gaussian(1.0), sp.Laplace(1.0),

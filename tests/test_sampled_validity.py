@@ -9,9 +9,9 @@ import pytest
 import sampledprv as sp
 from sampledprv.accountant import Accountant
 from sampledprv.sampled import EmpiricalPRV, SampledAccountant, min_samples
-from sampledprv.sampled.certify import cp_lower, cp_upper, envelope
-from sampledprv.sampled.empirical import coarsen, tail_counts
-from sampledprv.sampled._numpy_histogram import histogram_of_samples
+from sampledprv.sampled.certification.envelopes import cp_lower, cp_upper, envelope
+from sampledprv.sampled.histograms.histogram import coarsen, tail_counts
+from sampledprv.sampled.histograms._numpy_histogram import histogram_of_samples
 
 BASES = [sp.Gaussian(1.0), sp.Laplace(1.0), sp.GeneralizedGaussian(1.5, 2.0),
          sp.GeneralizedGaussian(3.0, 2.0)]

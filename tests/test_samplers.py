@@ -9,10 +9,10 @@ import pytest
 from numba import njit
 from scipy import stats
 
-from sampledprv.sampled import rng
-from sampledprv.sampled._fastpow import fast_pow_block
-from sampledprv.sampled.ars import AdaptiveRejectionSampler
-from sampledprv.sampled.samplers import (
+from sampledprv.sampled.draws import rng
+from sampledprv.sampled.draws._fastpow import fast_pow_block
+from sampledprv.sampled.draws.ars import AdaptiveRejectionSampler
+from sampledprv.sampled.draws.samplers import (
     gg_acceptance, gg_gamma_transform, gg_setup, gaussian, generalized_gaussian, laplace,
     make_rejection_sampler, pow_code, subsampled_loss,
 )

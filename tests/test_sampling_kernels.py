@@ -10,9 +10,10 @@ from numba import njit
 from scipy import stats
 
 import sampledprv as sp
-from sampledprv.sampled import rng
-from sampledprv.sampled._mechloss import builtin_fill, builtin_params
-from sampledprv.sampled.kernels import BLOCK, NUM_STREAMS, LossHistogram, loss_histogram
+from sampledprv.sampled.draws import rng
+from sampledprv.sampled.draws._mechloss import builtin_fill, builtin_params
+from sampledprv.sampled.histograms.histogram import LossHistogram
+from sampledprv.sampled.histograms.kernels import BLOCK, NUM_STREAMS, loss_histogram
 
 
 def _edges(hist: LossHistogram) -> np.ndarray:

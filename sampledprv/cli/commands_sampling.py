@@ -32,7 +32,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.target_width is not None and len(mechs) != 1:
         raise UsageError("--target-width runs a pilot for one mechanism: give a single "
                          "--mechanism (the floor is computed for any composition)")
-    from ..sampled.planner import tail_source
+    from ..sampled.certification.floor import tail_source
 
     tails = [tail_source(m, **s.tails.get(i, {})) for i, (m, _) in enumerate(mechs)]
     # the floor comes from the mechanisms whose unseen tail nothing bounds

@@ -103,7 +103,7 @@ def _cumulative(m: np.ndarray) -> np.ndarray:
 def finite_numba(law: FiniteLaw) -> Tuple[float, list]:
     """``(KIND_TABLE, [n, values..., cdf under P0..., cdf under Q0...])`` for the fused
     kernel (inverse-CDF draws by bisection)."""
-    from ..sampled._mechloss import KIND_TABLE
+    from ..sampled.draws._mechloss import KIND_TABLE
 
     n = law.values.size
     return KIND_TABLE, [float(n)] + list(law.values) + list(_cumulative(law.p)) \

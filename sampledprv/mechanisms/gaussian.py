@@ -78,7 +78,7 @@ def gaussian_mu_pair(mu: float):
 
 
 def _numba(spec: Gaussian):
-    from ..sampled._mechloss import KIND_GAUSS
+    from ..sampled.draws._mechloss import KIND_GAUSS
     return KIND_GAUSS, [spec.mu]
 
 

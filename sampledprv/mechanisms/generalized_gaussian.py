@@ -259,8 +259,8 @@ def generalized_gaussian_pair(mech: "GeneralizedGaussian | GGNMax"):
 
 # ---- samplers -------------------------------------------------------------------------------
 def _numba(mech: "GeneralizedGaussian | GGNMax"):
-    from ..sampled._mechloss import KIND_GAUSS, KIND_GG, KIND_LAPLACE
-    from ..sampled.samplers import gg_setup
+    from ..sampled.draws._mechloss import KIND_GAUSS, KIND_GG, KIND_LAPLACE
+    from ..sampled.draws.samplers import gg_setup
 
     if isinstance(mech, GGNMax):
         mech = mech.as_generalized_gaussian()

@@ -77,7 +77,7 @@ def laplace_eps_pair(eps: float):
 
 
 def _numba(spec: Laplace):
-    from ..sampled._mechloss import KIND_LAPLACE
+    from ..sampled.draws._mechloss import KIND_LAPLACE
     return KIND_LAPLACE, [spec.sensitivity / spec.scale]
 
 

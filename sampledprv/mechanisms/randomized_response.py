@@ -64,7 +64,7 @@ def two_point_pair(eps: float, p: float, delta: float):
 
 
 def two_point_numba(eps: float, p: float, delta: float):
-    from ..sampled._mechloss import KIND_DISCRETE
+    from ..sampled.draws._mechloss import KIND_DISCRETE
     return KIND_DISCRETE, [eps, p, delta]
 
 

@@ -105,7 +105,7 @@ class Family:
         :class:`~sampledprv.prv.LossDistribution` objects.
     numba_source : callable ``spec -> (kind code, params)``, optional
         Encoding of the canonical pair for the fused kernel
-        :func:`sampledprv.sampled._mechloss.builtin_fill`.
+        :func:`sampledprv.sampled.draws._mechloss.builtin_fill`.
     numpy_losses : callable ``spec -> (sample under P0, sample under Q0)``, optional
         ``f(rng, n)`` samplers of :math:`\ell` under :math:`P_0` and :math:`Q_0`.
     for_relation : callable ``(spec, relation) -> spec``

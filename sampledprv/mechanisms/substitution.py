@@ -225,7 +225,7 @@ class GaussianMixturePair(Mechanism):
 
     def loss_sampler(self, direction: str):
         """Python sampler ``f(rng, n)`` of the loss (the hook of
-        :mod:`sampledprv.sampled.hooks`)."""
+        :mod:`sampledprv.sampled.draws.hooks`)."""
         lp, lq = self._numpy_pair()
         return lp if str(direction) == "remove" else (lambda r, n: -lq(r, n))
 

@@ -1,13 +1,28 @@
-"""Sampled privacy random variables: samplers, loss-histogram kernels, certified accounting."""
+"""Sampled privacy random variables: samplers, loss histograms, certified accounting.
 
-# --- sampling hot path (xoshiro RNG, exact samplers, fused loss-histogram kernels) ---
-from .kernels import LossHistogram, loss_histogram
-from .samplers import make_rejection_sampler
-from .ars import AdaptiveRejectionSampler
+Three layers, each importing only from the ones before it:
+
+* :mod:`~sampledprv.sampled.draws` -- random numbers and exact samplers (xoshiro RNG,
+  ziggurat, GG and adaptive rejection samplers, the compiled privacy-loss draws of the
+  built-in specs, the torch draws);
+* :mod:`~sampledprv.sampled.histograms` -- draws binned into loss histograms (the fused
+  kernels, the numpy path, the window, sharding and checkpoints, empirical PRVs,
+  Monte Carlo validation of an analytic law);
+* :mod:`~sampledprv.sampled.certification` -- certified intervals from histograms (tail
+  bounds, envelopes, the seed method, two-level composition, the accountant, the sample
+  floor, width prediction and planning, the user inputs it accepts).
+"""
+
+# --- draws and histograms ---
+from .histograms.histogram import LossHistogram
+from .histograms.kernels import loss_histogram
+from .draws.samplers import make_rejection_sampler
+from .draws.ars import AdaptiveRejectionSampler
 
 # --- accounting from samples (inputs, empirical PRVs, certification) ---
-from .inputs import LogDensityPair, PrivacyLossSampler
-from .empirical import EmpiricalPRV
-from .planner import min_samples, plan_samples
-from .accountant import SampledAccountant
-from .validate import ValidationReport, validate
+from .certification.inputs import LogDensityPair, PrivacyLossSampler
+from .histograms.empirical import EmpiricalPRV
+from .certification.floor import min_samples
+from .certification.planner import plan_samples
+from .certification.accountant import SampledAccountant
+from .histograms.validate import ValidationReport, validate

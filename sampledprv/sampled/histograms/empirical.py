@@ -1,11 +1,9 @@
 r"""Empirical privacy random variables: histograms of privacy-loss samples.
 
-An :class:`EmpiricalPRV` holds, for each direction, a :class:`LossHistogram` of ``n``
-i.i.d. draws of the privacy loss ``Y``: counts on the bins
-``[lo + j h, lo + (j+1) h)``, plus the draws below and above the window and at
-:math:`\pm\infty` (nothing is dropped).  Histograms are additive: the histogram of the
-union of two independent runs on the same window is the sum of their histograms, so
-runs on separate machines merge with ``+``.
+An :class:`EmpiricalPRV` holds, for each direction, a
+:class:`~sampledprv.sampled.histograms.histogram.LossHistogram` of ``n`` i.i.d. draws of
+the privacy loss ``Y``.  Like the histograms, two of them on identical windows merge
+with ``+`` (the histogram of the union of the runs).
 """
 
 from __future__ import annotations
@@ -16,41 +14,10 @@ from typing import Optional
 
 import numpy as np
 
-from ..engine import LatticePMF
-from ._numpy_histogram import LossHistogram
+from ...engine import LatticePMF
+from .histogram import LossHistogram
 
-__all__ = ["EmpiricalPRV", "coarsen", "tail_counts", "estimate_pmf", "LossHistogram"]
-
-
-def tail_counts(hist: LossHistogram) -> np.ndarray:
-    r"""``T[j] = #{draws with Y >= lo + j h}`` for ``j = 0..bins`` (``+inf`` included).
-
-    ``T[0] = n - below - neg_inf`` and ``T[bins] = above + pos_inf``.
-    """
-    c = np.asarray(hist.counts, dtype=np.int64)
-    t = np.empty(c.size + 1, dtype=np.int64)
-    t[-1] = hist.above + hist.pos_inf
-    t[:-1] = t[-1] + np.cumsum(c[::-1])[::-1]
-    return t
-
-
-def coarsen(hist: LossHistogram, factor: int) -> LossHistogram:
-    """Merge groups of ``factor`` consecutive bins (from ``lo``; the last group is padded).
-
-    The coarse edges are a subset of the fine ones, so every count is exact.
-    """
-    factor = int(factor)
-    if factor < 1:
-        raise ValueError(f"factor must be a positive integer, got {factor}")
-    if factor == 1:
-        return hist
-    c = np.asarray(hist.counts, dtype=np.int64)
-    # group sums without padding (memory proportional to the fine histogram, whatever
-    # the factor)
-    step = min(factor, max(c.size, 1))          # a factor beyond the size: one group
-    merged = np.add.reduceat(c, np.arange(0, c.size, step)) if c.size else c
-    return LossHistogram(merged, hist.below, hist.above,
-                         hist.pos_inf, hist.neg_inf, hist.n, hist.lo, hist.h * factor)
+__all__ = ["EmpiricalPRV", "estimate_pmf"]
 
 
 def estimate_pmf(hist: LossHistogram) -> LatticePMF:

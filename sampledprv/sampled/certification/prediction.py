@@ -27,7 +27,16 @@ from typing import Optional
 
 import numpy as np
 
-__all__ = ["WidthPrediction", "predict_width", "measure_rate", "simulate_histogram"]
+from ..histograms.empirical import EmpiricalPRV
+from ..histograms.histogram import LossHistogram
+from ..histograms.kernels import loss_histogram
+from ..histograms.window import choose_window
+from .accountant import SampledAccountant
+from .tails import compose_kwargs
+from .twolevel import bins_for
+
+__all__ = ["WidthPrediction", "predict_width", "n_for_width", "samples_for_width",
+           "measure_rate", "simulate_histogram"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,22 @@ class WidthPrediction:
         return s
 
 
+def samples_for_width(pilot_n: int, pilot_width: float, mesh_width: float,
+                      target_width: float) -> int:
+    r"""Extrapolate a pilot's statistical width as :math:`\propto n^{-1/2}`.
+
+    ``mesh_width`` (about ``k h``, the part that does not shrink with ``n``) is
+    subtracted first; returns the ``n`` at which the statistical part would fit
+    ``target_width - mesh_width``.  An estimate, not a guarantee.
+    """
+    stat = max(pilot_width - mesh_width, 1e-12)
+    room = target_width - mesh_width
+    if room <= 0:
+        raise ValueError(f"target_width {target_width} is below the discretization width "
+                         f"{mesh_width:.3g}; use more bins")
+    return int(math.ceil(pilot_n * (stat / room) ** 2))
+
+
 def _fmt_s(t: Optional[float]) -> str:
     if t is None:
         return "?"
@@ -101,7 +126,7 @@ def _fmt_s(t: Optional[float]) -> str:
 def _bin_probs(mech: object, direction: str, lo: float, h: float, bins: int,
                pilot_n: int, seed: int) -> tuple[np.ndarray, str]:
     """``[below, bins..., above, +inf]`` probabilities on the window."""
-    from ..prv import privacy_loss
+    from ...prv import privacy_loss
     edges = lo + np.arange(bins + 1) * h
     try:
         law = privacy_loss(mech, direction)
@@ -115,7 +140,6 @@ def _bin_probs(mech: object, direction: str, lo: float, h: float, bins: int,
         below = max(1.0 - float(sf[0]), 0.0)
         p = np.concatenate([[below], inside, [above, p_inf]])
         return p / p.sum(), "analytic"
-    from .kernels import loss_histogram
     hh = loss_histogram(mech, direction=direction, n=pilot_n, lo=lo, h=h, bins=bins,
                         seed=seed, progress=False)
     c = np.concatenate([[hh.below + hh.neg_inf], hh.counts, [hh.above, hh.pos_inf]])
@@ -123,10 +147,9 @@ def _bin_probs(mech: object, direction: str, lo: float, h: float, bins: int,
 
 
 def simulate_histogram(p: np.ndarray, n: int, lo: float, h: float,
-                       rng: np.random.Generator):  # -> LossHistogram
-    """A :class:`LossHistogram` of multinomial counts with probabilities ``p`` (layout of
-    :func:`_bin_probs`)."""
-    from .kernels import LossHistogram
+                       rng: np.random.Generator) -> LossHistogram:
+    """A :class:`~sampledprv.sampled.histograms.histogram.LossHistogram` of multinomial
+    counts with probabilities ``p`` (layout of :func:`_bin_probs`)."""
     c = rng.multinomial(int(n), p)
     return LossHistogram(c[1:-2].astype(np.int64), int(c[0]), int(c[-2]), int(c[-1]), 0,
                          int(n), float(lo), float(h))
@@ -135,8 +158,6 @@ def simulate_histogram(p: np.ndarray, n: int, lo: float, h: float,
 def measure_rate(mechanism: object, n: int = 1 << 21) -> tuple[float, float]:
     """``(draws/s on all threads, draws/s on one thread)`` of the sampling kernel for
     ``mechanism`` (remove direction), after a warm-up run (compilation excluded)."""
-    from .kernels import loss_histogram
-    from .accountant import choose_window
     lo, h, nb = choose_window(mechanism, "remove", n, 4096, np.random.default_rng(0))
     kw = dict(direction="remove", lo=lo, h=h, bins=nb, seed=0, progress=False)
     loss_histogram(mechanism, n=4096, **kw)
@@ -159,13 +180,8 @@ def predict_width(mechanism: object, count: int, delta: float, n: int, *,
 
     ``rate``: ``(all threads, one thread)`` draws/s; measured when omitted.  The
     simulated runs use the same tail bounds as the accountant (the mechanism's Renyi
-    bound or loss range, ``renyi``/``loss_range``; :mod:`sampledprv.sampled.tails`).
+    bound or loss range, ``renyi``/``loss_range``; :mod:`sampledprv.sampled.certification.tails`).
     """
-    from .accountant import SampledAccountant, choose_window
-    from .empirical import EmpiricalPRV
-    from .tails import compose_kwargs
-    from .twolevel import bins_for
-
     if not 0 < delta < 1:
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
     if n < 1 or sims < 1:
@@ -202,7 +218,6 @@ def n_for_width(mechanism: object, count: int, delta: float, target_width: float
                 loss_range: object = None) -> WidthPrediction:
     """``n`` for a target width: start from the :math:`n^{-1/2}` extrapolation of a run
     of ``n0`` draws of width ``width0`` and correct it by simulation (``rounds`` times)."""
-    from .planner import samples_for_width
     n = samples_for_width(n0, width0, mesh0, target_width)
     pred = None
     for _ in range(rounds):

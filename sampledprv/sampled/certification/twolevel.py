@@ -34,8 +34,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..engine import ComposedPMF, LatticePMF, compose_lattices
-from ..engine.evolving import split_count
+from ...engine import ComposedPMF, LatticePMF, compose_lattices
+from ...engine.evolving import split_count
+from .envelopes import ComposedBounds
 
 __all__ = ["bins_for", "monotone_regrid", "compose_bounds_two_level", "MIN_BINS", "MAX_BINS"]
 
@@ -107,12 +108,11 @@ def _two_level(components: Sequence[tuple[LatticePMF, int]], factor: int, mode: 
 def compose_bounds_two_level(components: Sequence[tuple[object, int]], factor: int, *,
                              tail_mass: float = 1e-16, max_size: int = 2**24):
     """Two-level composition of envelopes (module docstring); a
-    :class:`~sampledprv.sampled.certify.ComposedBounds` on the mesh ``factor * h``.
+    :class:`~sampledprv.sampled.certification.envelopes.ComposedBounds` on the mesh ``factor * h``.
 
     ``details`` gain ``two_level_factor`` and ``coarse_events`` (the number of regridded
     variables, each adding at most one coarse mesh of bias).
     """
-    from .certify import ComposedBounds
 
     kw = dict(tail_mass=tail_mass, max_size=max_size)
     up, ev = _two_level([(e.upper, c) for e, c in components], factor, "up", **kw)

@@ -19,7 +19,7 @@ three passes over small arrays instead of one branchy loop per draw:
 The loss pass then evaluates :math:`|y \mp d|^\beta` for the block.  The consumption
 of random numbers depends only on the block length, which the kernels fix, so runs
 stay reproducible.  The math (envelopes, losses, directions) is that of
-:mod:`sampledprv.sampled.samplers` and :mod:`sampledprv.sampled._mechloss`.
+:mod:`sampledprv.sampled.draws.samplers` and :mod:`sampledprv.sampled.draws._mechloss`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def pow_block(src: np.ndarray, dst: np.ndarray, k: int, c: np.ndarray,
 
     The power code is tested once, outside the loops, so each loop is straight-line
     and vectorized by LLVM: multiplications/square roots for quarter-step betas,
-    :func:`~sampledprv.sampled._fastpow.fast_pow_block` for any other beta.
+    :func:`~sampledprv.sampled.draws._fastpow.fast_pow_block` for any other beta.
     """
     code = c[o + 7]
     if code == 2.0:

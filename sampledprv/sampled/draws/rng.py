@@ -8,11 +8,11 @@ fields ``s0..s3``, ``t0..t3``), i.e. an element of the structured array returned
 without reference counting, which keeps the hot loops free of atomic operations.
 The functions below are ``numba.njit(inline="always")`` functions that take the state
 as their first argument and advance it in place, so they inline into the fused
-histogram kernels (:mod:`sampledprv.sampled.kernels`) with no call overhead.  User
+histogram kernels (:mod:`sampledprv.sampled.histograms.kernels`) with no call overhead.  User
 code that plugs a custom sampler into the kernels calls them the same way::
 
     from numba import njit
-    from sampledprv.sampled import rng
+    from sampledprv.sampled.draws import rng
 
     @njit
     def my_loss(state, out):          # fills out[:] with privacy-loss samples

@@ -1,7 +1,7 @@
 r"""Fused privacy-loss histogram kernels: draw -> privacy loss -> bin -> count.
 
 :func:`loss_histogram` draws ``n`` i.i.d. privacy-loss samples of a mechanism in one
-direction and returns their :class:`LossHistogram` on the window
+direction and returns their :class:`~.histogram.LossHistogram` on the window
 ``[lo, lo + bins*h)``.  Nothing is dropped: losses below/above the window and the
 atoms at :math:`\pm\infty` have their own counters.
 
@@ -16,18 +16,18 @@ Sources (the ``mechanism`` argument).
 1. An analytic spec of :mod:`sampledprv.mechanisms` (``Gaussian``, ``Laplace``,
    ``GeneralizedGaussian``, ``GGNMax``, ``RandomizedResponse``, ``PureDP``,
    ``ApproxDP`` and ``PoissonSubsampled`` of any of these): compiled samplers of
-   :mod:`sampledprv.sampled._mechloss`.
-2. Any object with a method ``loss_sampler(direction)`` (:mod:`sampledprv.sampled.hooks`)
+   :mod:`sampledprv.sampled.draws._mechloss`.
+2. Any object with a method ``loss_sampler(direction)`` (:mod:`sampledprv.sampled.draws.hooks`)
    returning one of
 
    * a Numba-jitted ``fill(state, out) -> None`` that writes ``len(out)`` privacy-loss
      samples into the float64 array ``out``, drawing its randomness only from the
-     xoshiro256++ ``state`` (a record of :data:`~sampledprv.sampled.rng.STATE_DTYPE`;
+     xoshiro256++ ``state`` (a record of :data:`~sampledprv.sampled.draws.rng.STATE_DTYPE`;
      treat it as opaque) with the functions of
-     :mod:`sampledprv.sampled.rng` / :mod:`sampledprv.sampled.samplers` (e.g.
+     :mod:`sampledprv.sampled.draws.rng` / :mod:`sampledprv.sampled.draws.samplers` (e.g.
      ``rng.normal(state)``, ``rng.uniform(state)``, ``samplers.gg_draw``; a jitted
-     exact sampler from :func:`~sampledprv.sampled.samplers.make_rejection_sampler`
-     or :meth:`~sampledprv.sampled.ars.AdaptiveRejectionSampler.njit_sampler` is a
+     exact sampler from :func:`~sampledprv.sampled.draws.samplers.make_rejection_sampler`
+     or :meth:`~sampledprv.sampled.draws.ars.AdaptiveRejectionSampler.njit_sampler` is a
      ``draw(state) -> float`` usable inside a fill);
    * a tuple ``(fill, params)`` with a jitted ``fill(state, params, out)`` and a
      float64 array ``params`` (lets one compiled ``fill`` serve many parameter values);
@@ -44,7 +44,7 @@ Sources (the ``mechanism`` argument).
 
 Reproducibility.  The ``n`` draws are split over :data:`NUM_STREAMS` logical streams
 (stream ``i`` gets ``n // NUM_STREAMS + (i < n % NUM_STREAMS)`` draws) seeded by
-``SeedSequence(seed).spawn(NUM_STREAMS)`` (:func:`~sampledprv.sampled.rng.seed_states`);
+``SeedSequence(seed).spawn(NUM_STREAMS)`` (:func:`~sampledprv.sampled.draws.rng.seed_states`);
 each stream is consumed in blocks of :data:`BLOCK` draws, in order.  Threads take
 whole streams, chunks take whole blocks, and counts add, so the same ``seed`` gives
 identical histograms for every ``chunk_size`` and ``n_threads``.  The fallback path
@@ -61,14 +61,14 @@ progress.
 Compilation.  The built-in kernel and samplers are compiled once and cached on disk
 (``cache=True``); kernels of user fills compile once per process.  Numba's cache does
 not track dependencies across files: after editing a sampler module, delete the
-``__pycache__/*.nbi``/``*.nbc`` files of :mod:`sampledprv.sampled` (an edit of this file
-invalidates them too; the tabulated-law kind of ``builtin_fill`` was added that way).
+``__pycache__/*.nbi``/``*.nbc`` files of :mod:`sampledprv.sampled.draws` and
+:mod:`sampledprv.sampled.histograms` (an edit of this file invalidates them too; the
+tabulated-law kind of ``builtin_fill`` was added that way).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -77,73 +77,20 @@ import numpy as np
 from numba import njit, prange
 from numba.core.registry import CPUDispatcher
 
-from .. import mechanisms as M
+from ... import mechanisms as M
 from ._compile_notice import announce_compile
-from .hooks import LOSS_SAMPLER, find_hook
+from ..draws._mechloss import builtin_fill, builtin_params
+from ..draws.hooks import LOSS_SAMPLER, find_hook
+from ..draws.rng import seed_states
 from ._binning import _ABOVE, _BELOW, _NAN, _NEG, _POS, _bin_index, _count, bin_losses
-from ._mechloss import builtin_fill, builtin_params
 from ._pypath import FALLBACK_BLOCK, Progress, python_histogram
-from .rng import seed_states
+from .histogram import LossHistogram
+from .window import check_window
 
-__all__ = ["LossHistogram", "loss_histogram", "NUM_STREAMS", "BLOCK", "FALLBACK_BLOCK",
-           "bin_losses"]
+__all__ = ["loss_histogram", "NUM_STREAMS", "BLOCK", "FALLBACK_BLOCK", "bin_losses"]
 
 NUM_STREAMS = 256          #: logical random streams per run (fixed: reproducibility)
 BLOCK = 1024               #: draws per call of a source's fill function
-_MAX_EDGE_RATIO = float(2 ** 40)  #: max(|lo|, |hi|) / h (exact one-step bin correction)
-
-
-@dataclass(frozen=True)
-class LossHistogram:
-    """Counts of ``n`` privacy-loss samples on the window ``[lo, lo + bins*h)``.
-
-    Attributes
-    ----------
-    counts : numpy.ndarray
-        ``int64``, shape ``(bins,)``; bin ``j`` counts losses ``y`` with
-        ``lo + j*h <= y < lo + (j+1)*h`` (float64 edges as written).
-    below, above : int
-        Finite losses ``y < lo`` and ``y >= lo + bins*h``.
-    pos_inf, neg_inf : int
-        Losses equal to ``+inf`` / ``-inf`` (``-inf`` has probability zero under ``P``
-        for a valid pair; counted anyway).
-    n : int
-        Total draws, ``counts.sum() + below + above + pos_inf + neg_inf``.
-    lo, h : float
-        Window start and bin width.
-    """
-
-    counts: np.ndarray
-    below: int
-    above: int
-    pos_inf: int
-    neg_inf: int
-    n: int
-    lo: float
-    h: float
-
-    @property
-    def bins(self) -> int:
-        """Number of bins."""
-        return int(self.counts.shape[0])
-
-    @property
-    def hi(self) -> float:
-        """End of the window, ``lo + bins*h``."""
-        return self.lo + self.bins * self.h
-
-    def __add__(self, other: "LossHistogram") -> "LossHistogram":
-        """Histogram of the union of two independent runs (same ``lo``, ``h``, ``bins``)."""
-        if not isinstance(other, LossHistogram):
-            return NotImplemented
-        if (other.lo != self.lo or other.h != self.h or other.bins != self.bins):
-            raise ValueError(
-                f"cannot merge histograms on different windows: (lo={self.lo}, h={self.h}, "
-                f"bins={self.bins}) vs (lo={other.lo}, h={other.h}, bins={other.bins}); "
-                "sample both with the same lo, h and bins")
-        return LossHistogram(self.counts + other.counts, self.below + other.below,
-                             self.above + other.above, self.pos_inf + other.pos_inf,
-                             self.neg_inf + other.neg_inf, self.n + other.n, self.lo, self.h)
 
 
 @njit(cache=True, parallel=True)
@@ -287,7 +234,7 @@ def _resolve_source(mechanism: Any, direction: str) -> tuple[str, Any, np.ndarra
         raise TypeError(
             f"cannot sample the privacy loss of {mechanism!r}: pass a mechanism spec of "
             "sampledprv.mechanisms or an object with a loss_sampler(direction) method "
-            "(see sampledprv.sampled.hooks)")
+            "(see sampledprv.sampled.draws.hooks)")
     src = hook(direction)
     if isinstance(src, tuple) and len(src) == 2 and _is_jitted(src[0]):
         return "numba", src[0], np.ascontiguousarray(src[1], dtype=np.float64).reshape(-1)
@@ -298,26 +245,6 @@ def _resolve_source(mechanism: Any, direction: str) -> tuple[str, Any, np.ndarra
     raise TypeError(f"{type(mechanism).__name__}.loss_sampler({direction!r}) returned "
                     f"{src!r}; expected a jitted fill, (fill, params) or a callable "
                     "sample(rng, size)")
-
-
-def _check_window(n: int, lo: float, h: float, bins: int) -> tuple[int, float, float, int]:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"n must be an integer >= 0, got {n!r}")
-    lo, h = float(lo), float(h)
-    if not math.isfinite(lo):
-        raise ValueError(f"lo must be finite, got {lo!r}")
-    if not (h > 0 and math.isfinite(h)):
-        raise ValueError(f"h (bin width) must be a positive finite number, got {h!r}")
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-        raise ValueError(f"bins must be an integer >= 1, got {bins!r}")
-    if not math.isfinite(lo + bins * h):
-        raise ValueError(f"the window end lo + bins*h = {lo + bins * h} is not finite")
-    if max(abs(lo), abs(lo + bins * h)) > _MAX_EDGE_RATIO * h:
-        raise ValueError(
-            f"bin width h={h!r} is too small for a window reaching "
-            f"{max(abs(lo), abs(lo + bins * h))!r}: float64 bin edges need "
-            f"max(|lo|, |lo + bins*h|) <= 2**40 * h; use a larger h or a window closer to 0")
-    return int(n), lo, h, int(bins)
 
 
 def _root_seed(seed: Any) -> np.random.SeedSequence:
@@ -350,7 +277,7 @@ def loss_histogram(mechanism: Any, *, direction: str, n: int, lo: float, h: floa
     seed : int, sequence of int, SeedSequence or None
         Root seed.  The same seed gives the same counts whatever ``chunk_size`` and
         ``n_threads``; independent seeds give independent histograms that add
-        (:meth:`LossHistogram.__add__`).
+        (:meth:`~.histogram.LossHistogram.__add__`).
     chunk_size : int
         Draws per kernel call (rounded up to whole blocks of every stream); only
         affects how often progress is reported and how fast Ctrl-C responds.
@@ -373,7 +300,7 @@ def loss_histogram(mechanism: Any, *, direction: str, n: int, lo: float, h: floa
     """
     if direction not in ("remove", "add"):
         raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
-    n, lo, h, bins = _check_window(n, lo, h, bins)
+    n, lo, h, bins = check_window(n, lo, h, bins)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) \
             or chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")

@@ -41,9 +41,9 @@ import math
 import numpy as np
 from numba import njit
 
-from .. import mechanisms as M
-from ..mechanisms.base import Direction, as_direction
-from ..mechanisms.registry import family_of
+from ... import mechanisms as M
+from ...mechanisms.base import Direction, as_direction
+from ...mechanisms.registry import family_of
 from .rng import exponential, normal, random_sign, uniform, uniform_aux
 from ._ggblock import gg_loss_block
 from .samplers import gg_draw, pow_code, subsampled_loss
@@ -153,7 +153,7 @@ def _loss(state, prm, from_p):  # pragma: no cover - numba
 def builtin_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
     """Fill ``out`` with privacy-loss samples of the spec encoded in ``prm``.
 
-    GG losses go to the block-vectorized :func:`~sampledprv.sampled._ggblock.gg_loss_block`;
+    GG losses go to the block-vectorized :func:`~sampledprv.sampled.draws._ggblock.gg_loss_block`;
     the others run one loop for all modes (the mode branches are constant over a run,
     so they are perfectly predicted): the samplers are inlined once, which keeps
     compilation short.

@@ -1,8 +1,8 @@
 r"""Pure-numpy loss histograms: the slow path.
 
-Used for mechanisms the compiled kernels (:mod:`sampledprv.sampled.kernels`) do not
+Used for mechanisms the compiled kernels (:mod:`sampledprv.sampled.histograms.kernels`) do not
 handle -- in particular user callables that are not Numba-jitted -- and as a
-reference implementation in tests.  Same signature and same :class:`LossHistogram`
+reference implementation in tests.  Same signature and same :class:`~.histogram.LossHistogram`
 as the kernels; reproducible for a given ``seed`` and ``chunk_size`` (not bit-identical
 to the compiled kernels).
 
@@ -24,15 +24,15 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .. import mechanisms as M
-from ..mechanisms.base import as_direction
-from ..mechanisms.registry import family_of
+from ... import mechanisms as M
+from ...mechanisms.base import as_direction
+from ...mechanisms.registry import family_of
 
-__all__ = ["LossHistogram", "loss_histogram", "numpy_loss_sampler", "histogram_of_samples"]
+__all__ = ["loss_histogram", "numpy_loss_sampler", "histogram_of_samples"]
 
 from ._pypath import check_progress, tqdm_or_none
-from .hooks import NUMPY_LOSS_SAMPLER, find_hook
-from .kernels import LossHistogram  # the one histogram type of the package
+from ..draws.hooks import NUMPY_LOSS_SAMPLER, find_hook
+from .histogram import LossHistogram
 
 Sampler = Callable[[np.random.Generator, int], np.ndarray]
 
@@ -99,7 +99,7 @@ def loss_histogram(mechanism: object, *, direction: str, n: int, lo: float, h: f
                    ) -> LossHistogram:
     """Histogram of ``n`` privacy-loss samples on ``bins`` bins of width ``h`` from ``lo``.
 
-    Same contract as :func:`sampledprv.sampled.kernels.loss_histogram`; runs in numpy,
+    Same contract as :func:`sampledprv.sampled.histograms.kernels.loss_histogram`; runs in numpy,
     chunk by chunk (memory flat in ``n``).  ``n_threads`` is ignored.
     """
     draw = numpy_loss_sampler(mechanism, direction)

@@ -25,9 +25,10 @@ from typing import Optional
 
 import numpy as np
 
-from .. import _validation as v
-from .accountant import choose_window, sample_histogram
-from .empirical import tail_counts
+from ... import _validation as v
+from .histogram import tail_counts
+from .kernels import loss_histogram
+from .window import choose_window
 
 __all__ = ["validate", "ValidationReport"]
 
@@ -88,7 +89,7 @@ def validate(mechanism: object, n_samples: int = 10**6, *, reference: Optional[o
     seed, bins, progress
         Sampling seed, histogram bins, progress bar.
     """
-    from ..prv import privacy_loss
+    from ...prv import privacy_loss
 
     n = v.positive_int("n_samples", n_samples)
     ref = mechanism if reference is None else reference
@@ -104,8 +105,8 @@ def validate(mechanism: object, n_samples: int = 10**6, *, reference: Optional[o
             raise ValueError(f"no analytic PRV for {ref!r} ({exc}); pass reference= an "
                              "analytic spec with the same privacy loss") from exc
         lo, h, nb = choose_window(ref, d, n, bins, np.random.default_rng(children[2 * i]))
-        hist = sample_histogram(mechanism, d, n=n, lo=lo, h=h, bins=nb,
-                                seed=children[2 * i + 1], progress=progress)
+        hist = loss_histogram(mechanism, direction=d, n=n, lo=lo, h=h, bins=nb,
+                              seed=children[2 * i + 1], progress=progress)
         edges = lo + h * np.arange(nb + 1)
         emp = tail_counts(hist) / hist.n
         tol = 1e-9 * np.maximum(1.0, np.abs(edges))

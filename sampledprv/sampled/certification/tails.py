@@ -1,7 +1,7 @@
 r"""What is known about a privacy loss beyond its samples: Renyi bounds and loss ranges.
 
 A histogram of ``n`` draws says nothing about the tail it has not seen; the envelope
-method (:mod:`sampledprv.sampled.certify`) must put a Clopper-Pearson mass of about
+method (:mod:`sampledprv.sampled.certification.envelopes`) must put a Clopper-Pearson mass of about
 :math:`\ln(1/a)/n` beyond its last threshold.  Two kinds of side information bound
 that tail deterministically:
 
@@ -46,7 +46,7 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 import numpy as np
 
-from ..engine import LatticePMF
+from ...engine import LatticePMF
 
 __all__ = ["DEFAULT_ORDERS", "RenyiTable", "as_renyi", "as_loss_range", "TailBound",
            "tail_bound", "compose_kwargs", "RANGE_RTOL"]
@@ -260,7 +260,7 @@ class TailBound:
         r"""Raise :class:`ValueError` if the samples prove a claimed divergence false.
 
         ``lower`` is a stochastic lower envelope of the loss, valid with probability
-        :math:`\ge 1 - level` (:func:`sampledprv.sampled.certify.envelope`).  On that
+        :math:`\ge 1 - level` (:func:`sampledprv.sampled.certification.envelopes.envelope`).  On that
         event :math:`E[e^{sY_{low}}] \le E[e^{sY}]` for every :math:`s > 0` at once, so
 
         .. math:: \underline D_\lambda = \frac{\ln E[e^{(\lambda-1) Y_{low}}]}{\lambda - 1}
@@ -399,7 +399,7 @@ def builtin_orders(mech: Any, direction: str) -> np.ndarray:
     by quadrature or binomial expansion and would not improve the tail.  Only tightness
     depends on this choice, never validity.
     """
-    from ..prv import privacy_loss
+    from ...prv import privacy_loss
     try:
         law = privacy_loss(mech, direction)
         lo, hi = float(law.lower_point(1e-3)), float(law.upper_point(1e-3))
@@ -415,14 +415,14 @@ def builtin_orders(mech: Any, direction: str) -> np.ndarray:
 
 @functools.lru_cache(maxsize=256)
 def _builtin_renyi(mech: Any, direction: str) -> tuple[np.ndarray, np.ndarray]:
-    from ..rdp import renyi_divergence
+    from ...rdp import renyi_divergence
     return _evaluate(lambda o, d: renyi_divergence(mech, o, d), builtin_orders(mech, direction),
                      direction, "sampledprv.rdp.renyi_divergence", skip_value_error=True)
 
 
 @functools.lru_cache(maxsize=256)
 def _builtin_range(mech: Any, direction: str) -> tuple[float, float]:
-    from ..prv import privacy_loss
+    from ...prv import privacy_loss
     try:
         law = privacy_loss(mech, direction)
     except (TypeError, ValueError):
@@ -434,7 +434,7 @@ def _builtin_range(mech: Any, direction: str) -> tuple[float, float]:
 
 
 def _is_builtin(mech: Any) -> bool:
-    from .. import mechanisms as M
+    from ... import mechanisms as M
     return isinstance(mech, M.Mechanism) and not (hasattr(mech, "loss_sampler")
                                                    or hasattr(mech, "_loss_sampler"))
 

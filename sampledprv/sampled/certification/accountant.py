@@ -13,110 +13,46 @@ heterogeneous composition composes all "remove" PRVs together and all "add" PRVs
 together (a symmetric mechanism contributes its one PRV to both);
 :math:`\delta = \max` over the two directions.  ``alpha`` is split evenly over the
 distinct histograms a query uses, and within each histogram over its tests
-(:mod:`sampledprv.sampled.certify`), so every returned interval is certified on its own.
+(:mod:`sampledprv.sampled.certification.envelopes`), so every returned interval is certified on its own.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import warnings
 from typing import Optional
 
 import numpy as np
 
-from .. import _validation as v
-from ..advice import AdvisedWarning, Remedy
-from ..engine.compose import GridTooLargeError
-from ..contract import PrivacyAccountant
-from ..interval import PROBABILISTIC, Interval
-from ..mechanisms import Mechanism
-from ..mechanisms.base import Direction, NeighbouringRelation, as_direction, as_relation
-from . import _numpy_histogram as _np_hist
-from ._pypath import check_progress
-from .certify import (circular_compose, compose_bounds, cp_upper, envelope, lower_envelope,
-                      seed_default_params,
-                      seed_pmf, seed_tau_eta, tests_per_histogram)
-from .empirical import EmpiricalPRV, LossHistogram, coarsen
-from .planner import min_samples
-from .sharding import BACKENDS, DEFAULT_SHARD_SIZE, HistogramJob, check_executor, run_jobs
-from .checkpoint import as_checkpoint
+from ... import _validation as v
+from ...advice import AdvisedWarning, Remedy
+from ...engine.compose import GridTooLargeError
+from ...contract import PrivacyAccountant
+from ...interval import PROBABILISTIC, Interval
+from ...mechanisms import Mechanism
+from ...mechanisms.base import Direction, NeighbouringRelation, as_direction, as_relation
+from ..draws.torch_draws import default_device, torch_loss_sampler
+from ..histograms import _numpy_histogram as _np_hist
+from ..histograms._pypath import check_progress
+from ..histograms.checkpoint import as_checkpoint
+from ..histograms.empirical import EmpiricalPRV
+from ..histograms.histogram import LossHistogram, coarsen
+from ..histograms.sharding import (BACKENDS, DEFAULT_SHARD_SIZE, HistogramJob, check_executor,
+                                   run_jobs)
+from ..histograms.window import choose_window
+from .envelopes import compose_bounds, cp_upper, envelope, lower_envelope
+from .floor import min_samples
+from .seed_method import circular_compose, seed_default_params, seed_pmf, seed_tau_eta
 from .tails import TailBound, as_loss_range, as_renyi, tail_bound
 from .twolevel import bins_for, compose_bounds_two_level
 
-__all__ = ["SampledAccountant", "sample_histogram", "choose_window"]
+__all__ = ["SampledAccountant"]
 
-_PILOT = 1 << 16
 #: Mass of the Chernoff tail left at +inf, summed over the composition (negligible
 #: against the composition's aliasing and round-off budget).
 _TAIL_FLOOR = 1e-16
 #: Largest false-alarm probability of the premise check (per histogram).
 CHECK_LEVEL = 1e-6
-
-
-def sample_histogram(mechanism: object, direction: str, *, n: int, lo: float, h: float,
-                     bins: int, seed: object, progress: Optional[bool] = None) -> LossHistogram:
-    """Histogram of ``n`` losses (the fused kernel; it runs plain Python samplers on its
-    numpy path)."""
-    from . import kernels
-    return kernels.loss_histogram(mechanism, direction=direction, n=n, lo=lo, h=h, bins=bins,
-                                  seed=seed, progress=progress)
-
-
-@functools.lru_cache(maxsize=256)
-def _analytic_window(mechanism: object, direction: str, tail: float) -> tuple:
-    from ..prv import privacy_loss
-    try:
-        law = privacy_loss(mechanism, direction)
-    except TypeError:  # not an analytic spec
-        return None, None
-    lo, hi = float(law.lower_point(tail)), float(law.upper_point(tail))
-    return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else (None, None)
-
-
-def choose_window(mechanism: object, direction: str, n: int, bins: int,
-                  rng: np.random.Generator,
-                  loss_range: tuple[float, float] = (-math.inf, math.inf)
-                  ) -> tuple[float, float, int]:
-    r"""``(lo, h, bins)`` covering the draws of an ``n``-sample run.
-
-    The upper/lower ends are where about ``0.01/n`` of the mass lies beyond: from the
-    analytic law when :mod:`sampledprv.prv` knows the mechanism, else extrapolated from
-    a pilot sample of :math:`2^{16}` draws by an exponential tail through the pilot's
-    0.01 and ``10/pilot`` quantiles (conservative for tails lighter than exponential).
-    The ends are clipped to a declared ``loss_range`` (the window then ends above its
-    upper end, so every draw above the window is outside the range).
-    ``h`` is a power of two and ``lo`` a multiple of ``h``.
-    """
-    tail = 0.01 / n
-    try:
-        lo, hi = _analytic_window(mechanism, direction, tail)
-    except TypeError:  # unhashable user object: no cached analytic window
-        lo = hi = None
-    if lo is None:
-        y = _np_hist.numpy_loss_sampler(mechanism, direction)(rng, _PILOT)
-        y = np.sort(y[np.isfinite(y)])
-        if y.size == 0:
-            lo, hi = -1.0, 1.0
-        else:
-            p1, p2 = 0.01, 10.0 / y.size
-            qs = np.quantile(y, [p2, p1, 1 - p1, 1 - p2])
-            fold = math.log(p1 / p2)
-            reach = math.log(p2 / tail) / fold
-            lo = min(y[0], qs[0] - (qs[1] - qs[0]) * reach)
-            hi = max(y[-1], qs[3] + (qs[3] - qs[2]) * reach)
-    span = max(hi - lo, 1e-6 * max(abs(lo), abs(hi), 1.0), 1e-9)
-    lo, hi = lo - 0.02 * span, hi + 0.02 * span
-    r_lo, r_hi = loss_range
-    if r_lo < r_hi:
-        lo, hi = max(lo, r_lo), min(hi, r_hi)
-        if not lo < hi:           # the draws' window misses the range: use the range
-            lo, hi = (r_lo, r_hi) if math.isfinite(r_lo) and math.isfinite(r_hi) \
-                else (min(lo, hi), max(lo, hi) + 1e-9)
-    h = 2.0 ** math.ceil(math.log2((hi - lo) / (bins - 2)))
-    lo = math.floor(lo / h) * h
-    nb = int(math.ceil((hi - lo) / h)) + 1
-    return lo, h, nb
 
 
 def _key(mech: object) -> object:
@@ -139,7 +75,7 @@ class SampledAccountant(PrivacyAccountant):
     n_samples : int
         Privacy-loss draws per mechanism and direction.  A finite bound on
         :math:`\varepsilon(\delta)` for ``k`` compositions needs roughly
-        ``n > k ln((bins+1)/alpha) / delta`` (:func:`~sampledprv.sampled.planner.min_samples`);
+        ``n > k ln((bins+1)/alpha) / delta`` (:func:`~sampledprv.sampled.certification.floor.min_samples`);
         the accountant warns before sampling when ``n`` is below it.
     alpha : float
         Failure probability of the certificate (``confidence = 1 - alpha``).
@@ -148,25 +84,25 @@ class SampledAccountant(PrivacyAccountant):
         in order of first use.
     certify : {"envelope", "seed"}
         ``"envelope"`` (default): stochastic-dominance envelopes
-        (:mod:`sampledprv.sampled.certify`).
+        (:mod:`sampledprv.sampled.certification.envelopes`).
         ``"seed"``: the GG paper's SampledComposePRV with Theorem 6's ``tau``/``eta``.
     bins : int or "auto"
         Histogram bins per mechanism and direction (envelope method).  ``"auto"``
-        (default): :func:`~sampledprv.sampled.twolevel.bins_for` of the number ``k`` of
+        (default): :func:`~sampledprv.sampled.certification.twolevel.bins_for` of the number ``k`` of
         compositions when the histograms are sampled, ``4096 sqrt(k)`` rounded up to a
         power of two in ``[2**15, 2**22]``, so that the rounding bias (about ``k h``)
         stays a small fraction of the width.  Compositions too large for one FFT grid of
         ``max_grid`` points are composed on two levels
-        (:func:`~sampledprv.sampled.twolevel.compose_bounds_two_level`).
+        (:func:`~sampledprv.sampled.certification.twolevel.compose_bounds_two_level`).
     progress : bool or None
         Progress bars for long sampling runs (None: automatic).
     seed_params : dict, optional
-        ``L, h, s, t`` for ``certify="seed"`` (defaults: :func:`seed_default_params`).
+        ``L, h, s, t`` for ``certify="seed"`` (defaults: :func:`~.seed_method.seed_default_params`).
     max_grid : int
         Largest FFT length (at least 64); the mesh is doubled until the composition
         fits.
     executor : None, dask.distributed.Client or concurrent.futures.Executor
-        Where the shards of every histogram run (:mod:`sampledprv.sampled.sharding`):
+        Where the shards of every histogram run (:mod:`sampledprv.sampled.histograms.sharding`):
         ``None`` in this process, a Dask client on its cluster, any executor on its
         workers.  The histograms, hence the intervals, are bit-identical for all of them.
     checkpoint : str or os.PathLike, optional
@@ -176,7 +112,7 @@ class SampledAccountant(PrivacyAccountant):
         ``n`` is refused.
     backend : {"numba", "torch"}
         Sampling backend; ``"torch"`` draws and bins on a torch ``device``
-        (:mod:`sampledprv.sampled.torch_backend`: same law, different streams).
+        (:mod:`sampledprv.sampled.draws.torch_draws`: same law, different streams).
     device : str, optional
         Torch device for ``backend="torch"`` (default ``"cuda"`` when available, else
         ``"cpu"``).
@@ -196,7 +132,7 @@ class SampledAccountant(PrivacyAccountant):
         for built-in specs their exact Renyi divergences
         (:func:`sampledprv.rdp.renyi_divergence`) and the support of a bounded loss.
         They bound the unseen tail by Chernoff's inequality
-        (:mod:`sampledprv.sampled.tails`), which removes the sample floor; a supplied
+        (:mod:`sampledprv.sampled.certification.tails`), which removes the sample floor; a supplied
         bound is a premise of the certificate and is checked against the samples.
         ``False``: samples only (the unseen tail goes to :math:`+\infty`).
     """
@@ -238,7 +174,6 @@ class SampledAccountant(PrivacyAccountant):
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         self.backend = backend
         if backend == "torch":
-            from .torch_backend import default_device
             device = device or default_device()
         elif device is not None:
             raise ValueError("device= is a torch device and needs backend='torch'")
@@ -266,7 +201,7 @@ class SampledAccountant(PrivacyAccountant):
         ``renyi`` (a callable ``renyi(order, direction)`` or a table ``{order: value}``)
         and ``loss_range`` (``(lo, hi)``) attach tail information to any mechanism,
         built-in specs included (combined with what the mechanism supplies itself; see
-        :mod:`sampledprv.sampled.tails`).  They are premises of the certificate.
+        :mod:`sampledprv.sampled.certification.tails`).  They are premises of the certificate.
         """
         count = v.positive_int("count", count)
         side = (as_renyi(renyi), as_loss_range(loss_range))
@@ -276,7 +211,6 @@ class SampledAccountant(PrivacyAccountant):
             # raises TypeError if unknown, ValueError for an unsupported relation
             _np_hist.numpy_loss_sampler(self._pair(mechanism), "remove")
         if self.backend == "torch" and not isinstance(mechanism, EmpiricalPRV):
-            from .torch_backend import torch_loss_sampler
             torch_loss_sampler(self._pair(mechanism), "remove")   # ValueError if torch cannot
         k = _key(mechanism)
         if side != (None, None):
@@ -313,7 +247,7 @@ class SampledAccountant(PrivacyAccountant):
         """What is sampled for ``mechanism``: a built-in spec's worst-case pair under the
         relation; user inputs as given."""
         if isinstance(mechanism, Mechanism):
-            from ..prv import resolve_relation
+            from ...prv import resolve_relation
             return resolve_relation(mechanism, self.neighbouring)
         return mechanism
 
@@ -654,7 +588,7 @@ class SampledAccountant(PrivacyAccountant):
 
         ``direction="remove"`` / ``"add"`` answers one direction; ``None`` (default) the
         maximum over both."""
-        from ..engine import eps_of_delta
+        from ...engine import eps_of_delta
 
         delta = v.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
         if direction is not None:
@@ -686,7 +620,7 @@ class SampledAccountant(PrivacyAccountant):
 
         ``direction="remove"`` / ``"add"`` answers one direction; ``None`` (default) the
         maximum over both."""
-        from ..engine import delta_of_eps
+        from ...engine import delta_of_eps
 
         epsilon = v.nonnegative("epsilon", epsilon)
         if direction is not None:

@@ -1,8 +1,8 @@
 r"""Exact Numba samplers for noise distributions and Poisson-subsampling mixtures.
 
 All samplers are ``numba.njit`` functions whose first argument is an xoshiro256++
-state (see :mod:`sampledprv.sampled.rng`); they can be called from user ``njit`` code
-and are inlined into the fused kernels of :mod:`sampledprv.sampled.kernels`.
+state (see :mod:`sampledprv.sampled.draws.rng`); they can be called from user ``njit`` code
+and are inlined into the fused kernels of :mod:`sampledprv.sampled.histograms.kernels`.
 
 Generalized Gaussian
 --------------------
@@ -42,7 +42,7 @@ Generic rejection and ARS
 :func:`make_rejection_sampler` builds an exact rejection sampler from a target
 log-density, a proposal and a user bound :math:`\log M`; it checks the bound on every
 draw.  Adaptive rejection sampling for log-concave 1-D targets given only ``logp`` is
-in :mod:`sampledprv.sampled.ars`.
+in :mod:`sampledprv.sampled.draws.ars`.
 """
 
 from __future__ import annotations
@@ -312,7 +312,7 @@ def make_rejection_sampler(target_logpdf: Callable, proposal_sample: Callable,
         Log-densities (the target may be unnormalized; ``log_m`` must then bound the
         unnormalized ratio).
     proposal_sample : njit callable ``(state) -> float``
-        Draws from the proposal with the :mod:`~sampledprv.sampled.rng` functions.
+        Draws from the proposal with the :mod:`~sampledprv.sampled.draws.rng` functions.
     log_m : float
         :math:`\log M`, an upper bound of :math:`\log f(x) - \log g(x)`.
 

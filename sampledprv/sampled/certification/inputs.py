@@ -23,6 +23,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..draws.ars import AdaptiveRejectionSampler
+from ..draws.rng import seed_states
 from .tails import RenyiInput, TailBound, as_loss_range, as_renyi
 
 __all__ = ["LogDensityPair", "PrivacyLossSampler", "LossSamplerFn"]
@@ -184,7 +186,6 @@ def _jit_helpers() -> tuple:
 
 
 def _states(rng: np.random.Generator) -> np.ndarray:
-    from .rng import seed_states
     return seed_states(np.random.SeedSequence(int(rng.integers(2**63))), 1)
 
 
@@ -243,7 +244,7 @@ class LogDensityPair:
         ``sample(rng, size)`` with ``rng`` a :class:`numpy.random.Generator`, returning
         ``size`` outputs.  Numba-jitted samplers are run inside the compiled kernels
         when the kernels support them.  Without samplers, 1-D log-concave densities
-        are sampled by adaptive rejection sampling (``sampledprv.sampled.samplers``).
+        are sampled by adaptive rejection sampling (``sampledprv.sampled.draws.samplers``).
     symmetric : bool
         Declare that :math:`\log q/p` under ``Q`` has the same law as
         :math:`\log p/q` under ``P`` (then one direction is sampled).  Default False:
@@ -253,14 +254,14 @@ class LogDensityPair:
     kernel : bool
         Full-speed form for 1-D outputs: ``logp(w)``/``logq(w)`` are Numba-jitted scalar
         functions and ``sample_p(state)``/``sample_q(state)`` jitted samplers drawing
-        from an xoshiro ``state`` with :mod:`sampledprv.sampled.rng`; they are fused
+        from an xoshiro ``state`` with :mod:`sampledprv.sampled.draws.rng`; they are fused
         into the parallel histogram kernel (draw, loss, bin, count in one pass).
     renyi : callable or mapping, optional
         Upper bounds on the Renyi divergences (nats): ``renyi(order, direction)`` for an
         order :math:`\lambda > 1` and direction ``"remove"`` (:math:`D_\lambda(P\|Q)`)
         or ``"add"`` (:math:`D_\lambda(Q\|P)`), ``math.inf`` where none is known; or a
         table ``{order: value}`` (both directions) or ``{"remove": {...}, "add": {...}}``
-        (stored as a :class:`~sampledprv.sampled.tails.RenyiTable`).  The sampled
+        (stored as a :class:`~sampledprv.sampled.certification.tails.RenyiTable`).  The sampled
         accountant bounds the unseen tail with it (no sample floor); the certificate
         is then conditional on the bound, which is checked against the samples.
     loss_range : (float, float), optional
@@ -313,7 +314,7 @@ class LogDensityPair:
         logf = self.logp if which == "p" else self.logq
         cache = self.__dict__.setdefault("_ars", {})
         if which not in cache:
-            from .ars import AdaptiveRejectionSampler   # exact, log-concave 1-D targets
+            # exact, log-concave 1-D targets
             cache[which] = AdaptiveRejectionSampler(logf).sample
         return cache[which]
 
@@ -345,7 +346,7 @@ class LogDensityPair:
         return f
 
     def loss_sampler(self, direction: str) -> LossSamplerFn:
-        """Source protocol of :func:`sampledprv.sampled.kernels.loss_histogram`: a fused
+        """Source protocol of :func:`sampledprv.sampled.histograms.kernels.loss_histogram`: a fused
         jitted ``fill(state, out)`` when ``kernel=True``, else the numpy sampler."""
         if self.kernel:
             fills = self.__dict__.setdefault("_fills", {})
@@ -455,7 +456,7 @@ class PrivacyLossSampler:
         Label used in reports.
     kernel : bool
         The samplers are Numba-jitted ``fill(state, out)`` functions (the protocol of
-        :mod:`sampledprv.sampled.kernels`), run inside the parallel fused kernel.
+        :mod:`sampledprv.sampled.histograms.kernels`), run inside the parallel fused kernel.
     renyi, loss_range
         Tail information, as for :class:`LogDensityPair`.
     """
@@ -499,7 +500,7 @@ class PrivacyLossSampler:
         return f
 
     def loss_sampler(self, direction: str) -> LossSamplerFn:
-        """Source protocol of :func:`sampledprv.sampled.kernels.loss_histogram`."""
+        """Source protocol of :func:`sampledprv.sampled.histograms.kernels.loss_histogram`."""
         if self.kernel:
             return self.sample_remove if (direction == "remove" or self.sample_add is None) \
                 else self.sample_add

@@ -46,7 +46,11 @@ import numpy as np
 
 from ._binning import _ABOVE, _BELOW, _NEG, _POS
 from ._pypath import Progress
+from ..draws.torch_draws import require_torch
 from .checkpoint import Checkpoint, describe
+from .histogram import LossHistogram
+from .kernels import loss_histogram
+from .torch_histogram import torch_loss_histogram
 
 __all__ = ["HistogramJob", "run_shard", "run_jobs", "shard_seed", "executor_kind",
            "check_executor", "DEFAULT_SHARD_SIZE"]
@@ -116,11 +120,9 @@ def run_shard(job: HistogramJob, index: int,
     m = job.shard_n(index)
     seed = shard_seed(job.seed, index)
     if job.backend == "torch":
-        from .torch_backend import torch_loss_histogram
         hist = torch_loss_histogram(job.mechanism, job.direction, n=m, lo=job.lo, h=job.h,
                                     bins=job.bins, seed=seed, device=job.device)
     else:
-        from .kernels import loss_histogram
         hist = loss_histogram(job.mechanism, direction=job.direction, n=m, lo=job.lo,
                               h=job.h, bins=job.bins, seed=seed, progress=False,
                               n_threads=n_threads)
@@ -222,7 +224,6 @@ def check_executor(executor: Any, jobs: Sequence[HistogramJob]) -> Optional[str]
                     "of lambdas or closures, or a dask.distributed.Client (cloudpickle)"
                 ) from None
     if "torch" in backends and kind is None:
-        from .torch_backend import require_torch
         require_torch()
     return kind
 
@@ -251,7 +252,6 @@ class _Acc:
         self.done.add(i)
 
     def histogram(self):  # -> LossHistogram
-        from .kernels import LossHistogram
         e = self.extra
         j = self.job
         return LossHistogram(self.counts, int(e[0]), int(e[1]), int(e[2]), int(e[3]),

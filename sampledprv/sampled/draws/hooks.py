@@ -7,7 +7,7 @@ through these methods:
 ``loss_sampler(direction)``
     The source of the compiled histogram kernel: a Numba-jitted ``fill(state, out)``, a
     ``(fill, params)`` pair, or a plain ``sample(rng, size)`` callable (protocol in
-    :mod:`sampledprv.sampled.kernels`).
+    :mod:`sampledprv.sampled.histograms.kernels`).
 ``numpy_loss_sampler(direction)``
     ``sample(rng, size) -> ndarray`` of privacy losses drawn with a
     :class:`numpy.random.Generator` (the numpy path, used for pilots and checks).
@@ -36,7 +36,7 @@ def find_hook(obj: Any, name: str) -> Optional[Callable[[str], Any]]:
     old = getattr(obj, "_" + name, None)
     if callable(old):
         warnings.warn(f"{type(obj).__name__}._{name} is deprecated: name the method {name} "
-                      "(the public hook of sampledprv.sampled.hooks)", DeprecationWarning,
+                      "(the public hook of sampledprv.sampled.draws.hooks)", DeprecationWarning,
                       stacklevel=3)
         return old
     return None
