@@ -23,7 +23,7 @@ import numpy as np
 import scipy.fft
 
 from .engine.compose import _chernoff_window
-from .engine.discretize import Discretized, discretize
+from .engine.discretize import Discretized, discretize, relative_terms
 from .engine.online import OnlineComposition, Outgrown
 from .mechanisms import Mechanism
 from .prv import privacy_loss
@@ -42,6 +42,11 @@ class OnlineDirection:
     hoeffding: float
     t: float
     mass_error: float
+    #: relative rounding of the point masses and shift of the atom values (the same
+    #: terms as the accountant's rebuilt curves: engine.discretize.relative_terms)
+    log_scale_upper: float = 0.0
+    log_scale_lower: float = 0.0
+    shift: float = 0.0
 
     @property
     def spill_upper(self) -> float:
@@ -77,6 +82,9 @@ class OnlineDirection:
 
     # bound-corrected curve and inverses (the same contract as a rebuilt curve)
     def curve_high(self, eps: float) -> float:
+        lo = self.state.eps_min
+        if eps < lo:            # below the grid's range: the curve's slope is at least -1
+            return self.curve_high(lo) + (lo - eps)
         return self.state._delta(eps, count=False) + self.state.rounding_bound(eps)
 
     def curve_low(self, eps: float) -> float:
@@ -237,9 +245,13 @@ class OnlinePlan:
         out = {}
         for d, state in self.states.items():
             outside = mass_error = 0.0
+            scale_up = scale_low = shift = 0.0
             for m, c in composition.items():
                 disc = self._discretized(m, d)
                 outside += c * disc.outside_mass
                 mass_error += c * disc.mass_error
-            out[d] = OnlineDirection(state, min(1.0, outside), hoeffding, self.t, mass_error)
+                scale_up, scale_low, shift = relative_terms(disc, c, scale_up, scale_low,
+                                                            shift)
+            out[d] = OnlineDirection(state, min(1.0, outside), hoeffding, self.t, mass_error,
+                                     scale_up, scale_low, shift)
         return out

@@ -36,7 +36,7 @@ from . import _validation as v
 from .advice import AdvisedError, Remedy
 from .engine.compose import ComposedPMF, GridTooLargeError, compose_lattices
 from .engine.curve import PrivacyCurve
-from .engine.discretize import Discretized, discretize
+from .engine.discretize import Discretized, discretize, relative_terms
 from .engine.grid_plan import check_composition
 from .engine.evolving import compose_two_level, split_count
 from .engine.online import Outgrown
@@ -72,6 +72,12 @@ class _DirectionCurve:
 
     curve_: PrivacyCurve
     numeric_error: float  # FFT round-off + discretization rounding (composed)
+    #: log of the factors (1 + r_i)^c_i and (1 - r_i)^c_i that the relative rounding of
+    #: the point masses costs the upper and lower curves, and the shift sum c_i e_i of the
+    #: composed loss from the rounding of atom values (design notes, "Floating point")
+    log_scale_upper: float = 0.0
+    log_scale_lower: float = 0.0
+    shift: float = 0.0
 
     @property
     def spill_upper(self) -> float:
@@ -103,7 +109,12 @@ class _DirectionCurve:
 
     def curve_high(self, eps: float) -> float:
         """Upper bound on the exact curve of the composed lattice law at ``eps``
-        (the computed value plus its floating-point error)."""
+        (the computed value plus its floating-point error).  Below the curve's
+        ``eps_min`` (reached only through the rounding shift): ``delta(x) <= delta(y) +
+        (y - x)`` for ``x < y`` (a sub-probability curve has slope at least -1)."""
+        lo = self.curve_.eps_min
+        if eps < lo:
+            return self.curve_high(lo) + (lo - eps)
         return self.curve_.delta(eps) + self.curve_.rounding_bound(eps)
 
     def curve_low(self, eps: float) -> float:
@@ -292,6 +303,7 @@ class Accountant(PrivacyAccountant):
 
         def build(direction: str) -> _DirectionCurve:
             comps, outside, mass_error = [], 0.0, 0.0
+            scale_up = scale_low = shift = 0.0
             for mech, count in composition.items():
                 key = (mech, direction, h, tau)
                 if key not in self._discretized:
@@ -304,6 +316,8 @@ class Accountant(PrivacyAccountant):
                 comps.append((d.pmf, splits[mech] if factor > 1 else count))
                 outside += count * d.outside_mass
                 mass_error += count * d.mass_error
+                scale_up, scale_low, shift = relative_terms(d, count, scale_up, scale_low,
+                                                            shift)
             try:
                 if factor > 1:
                     composed, tv = compose_two_level(
@@ -316,9 +330,10 @@ class Accountant(PrivacyAccountant):
             except GridTooLargeError as err:
                 raise self._grid_error(err, k_total, h) from None
             curve = PrivacyCurve(composed.values, composed.probs, composed.p_inf,
-                                 eps_min=-self.eps_error)
+                                 eps_min=-(self.eps_error + shift))
             return _DirectionCurve(composed, min(1.0, outside), hoeffding, self.eps_error,
-                                   curve, composed.numeric_error + mass_error + tv)
+                                   curve, composed.numeric_error + mass_error + tv,
+                                   scale_up, scale_low, shift)
 
         # the two directions are independent; FFTs and large ufuncs release the GIL, so
         # two threads use two cores
@@ -462,8 +477,11 @@ class Accountant(PrivacyAccountant):
         curves = self._select(direction)
         lows, ests, ups = [], [], []
         for c in curves.values():
-            up = min(1.0, c.curve_high(eps - c.t) + c.error_upper())
-            low = min(max(0.0, c.curve_low(eps + c.t) - c.error_lower()), up)
+            slack = c.t + c.shift
+            up = min(1.0, math.exp(c.log_scale_upper)
+                     * (c.curve_high(eps - slack) + c.error_upper()))
+            low = min(max(0.0, math.exp(c.log_scale_lower)
+                          * (c.curve_low(eps + slack) - c.error_lower())), up)
             ups.append(up)
             lows.append(low)
             ests.append(min(max(c.curve(eps), low), up))
@@ -481,7 +499,9 @@ class Accountant(PrivacyAccountant):
         lows, ests, ups = [], [], []
         for c in curves.values():
             e_up = c.error_upper()
-            if delta <= e_up:
+            # the curve bound is scale * (lattice curve + e_up): solve for the lattice curve
+            d_up = delta * math.exp(-c.log_scale_upper)
+            if d_up <= e_up:
                 raise AdvisedError(
                     f"delta={delta:.3g} is below what this accountant resolves: its error "
                     f"terms add up to {e_up:.3g} (Hoeffding {c.hoeffding:.2g}, truncation "
@@ -489,8 +509,10 @@ class Accountant(PrivacyAccountant):
                     f"{c.numeric_error:.2g})",
                     [Remedy("delta_error", "set", float(f"{delta / 100:.1g}"), "Accountant",
                             "at most delta/10")])
-            up = c.inverse_high(delta - e_up) + c.t
-            low = max(0.0, c.inverse_low(delta + c.error_lower(), c.t) - c.t)
+            slack = c.t + c.shift
+            up = c.inverse_high(d_up - e_up) + slack
+            low = max(0.0, c.inverse_low(delta * math.exp(-c.log_scale_lower)
+                                         + c.error_lower(), slack) - slack)
             est = c.inverse(delta)
             ups.append(up)
             lows.append(low)

@@ -15,8 +15,9 @@ Within-bucket means of the continuous part come from Simpson's rule on the CDF a
 half-mesh points, :math:`\int_{c-h/2}^{c+h/2} (y - c)\,dF = \tfrac h3 (m_+ - m_-) + O(h^5 F^{(4)})`
 where :math:`m_\pm` are the masses of the upper / lower half bucket; atoms are placed
 exactly, and their masses (and the mass at :math:`+\infty`), which the laws compute as
-products of rounded factors, carry a relative error of at most ``_ATOM_REL`` that is
-added to ``mass_error``.  Masses are differences of the CDF in the lower half of the distribution
+products of rounded factors, carry a relative error of at most ``_ATOM_REL`` (plus the
+law's ``mass_rel_error``) that is reported as ``rel_error``, a relative term.  Masses are
+differences of the CDF in the lower half of the distribution
 and of the survival function in the upper half, so tail buckets keep full relative
 accuracy.
 """
@@ -38,7 +39,11 @@ class Discretized:
 
     pmf: LatticePMF
     outside_mass: float     # finite mass outside the window (the "bad" event)
-    mass_error: float       # bound on sum_j |rounding error of probs[j]|
+    mass_error: float       # bound on sum_j |rounding error of probs[j]| (absolute part)
+    #: relative error bound of the point masses (atoms, +inf): c copies pay (1 + r)^c
+    rel_error: float = 0.0
+    #: bound on the error of each atom's loss value: c copies shift the sum by c times it
+    value_error: float = 0.0
 
 
 _ULPS = 4 * np.finfo(np.float64).eps   # assumed accuracy of a CDF / SF evaluation (scipy ndtr, gammainc)
@@ -141,12 +146,36 @@ def discretize(dist: LossDistribution, h: float, tau: float,
                   dist.atom_masses[inside] * (dist.atom_values[inside] - (j + i0) * h))
         outside += float(dist.atom_masses[~inside].sum())
     # point masses are products of rounded factors: each carries a relative error of a
-    # few ulps, and so does the mass at +inf; the composed law pays it once per copy
-    mass_error += float(_ATOM_REL * (float(dist.atom_masses.sum()) + dist.p_pos_inf))
-    # the law's own distance to the truth (a certified truncated tail, tabulated masses)
+    # few ulps (_ATOM_REL on top of the law's own mass_rel_error), and so does the mass
+    # at +inf; atoms sharing a bucket are summed (one more ulp per atom).  These are
+    # relative errors: the composition pays (1 + rel)^count on its curve instead of
+    # count times an absolute term (which limited delta to about count * 1e-14)
+    rel_error = 0.0
+    if dist.atom_values.size or dist.p_pos_inf > 0:
+        shared = int(np.bincount(j).max()) if dist.atom_values.size and j.size else 1
+        rel_error = float(dist.mass_rel_error + _ATOM_REL
+                          + shared * np.finfo(np.float64).eps)
+    # the law's own distance to the truth (a certified truncated tail)
     mass_error += float(dist.mass_defect)
     total = probs.sum()
     mu = float(offsets.sum() / total) if total > 0 else 0.0
     mu = float(np.clip(mu, -0.5 * h, 0.5 * h))
     pmf = LatticePMF(probs=probs, offset=i0, h=h, shift=mu, p_inf=dist.p_pos_inf)
-    return Discretized(pmf=pmf, outside_mass=outside, mass_error=mass_error)
+    return Discretized(pmf=pmf, outside_mass=outside, mass_error=mass_error,
+                       rel_error=rel_error, value_error=float(dist.value_error))
+
+
+def relative_terms(d: Discretized, count: int, log_up: float, log_low: float,
+                   shift: float) -> tuple[float, float, float]:
+    r"""Add ``count`` copies of ``d``'s relative rounding to the running terms.
+
+    With every point mass within a relative ``r`` of the truth and every atom value
+    within ``e``, the exact curve of a composition satisfies
+    :math:`\prod_i (1 - r_i)^{c_i}\,\delta_{\rm tab}(\varepsilon + s) \le \delta(\varepsilon)
+    \le \prod_i (1 + r_i)^{c_i}\,\delta_{\rm tab}(\varepsilon - s)`, :math:`s = \sum_i c_i e_i`
+    (expand each product of masses; the integrand :math:`(1 - e^{\varepsilon - y})_+`
+    is increasing in ``y``).  Returns the updated ``(log upper factor, log lower factor,
+    shift)``."""
+    r = min(d.rel_error, 0.5)
+    return (log_up + count * float(np.log1p(r)), log_low + count * float(np.log1p(-r)),
+            shift + count * d.value_error)

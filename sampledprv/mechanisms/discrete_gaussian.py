@@ -80,10 +80,17 @@ class DiscreteGaussian(Mechanism):
             raise AssertionError("discrete Gaussian truncation bound above its target")
         return w - log_z, out
 
+    def noise_log_error(self, size: int = 1) -> float:
+        """Error of :meth:`noise_window`'s log pmf beyond its few ulps: the normalizer is
+        a pairwise sum of ``size`` positive terms (relative error ``(log2(size) + 1)``
+        ulps) followed by a log."""
+        return (math.log2(max(size, 2)) + 4.0) * float(np.finfo(np.float64).eps)
+
     def law(self):
         """Loss atoms of the canonical pair (one per tabulated integer)."""
         log_pmf, out = self.noise_window()
-        return mixture_pair_law(log_pmf, [(0, 1.0)], [(self.sensitivity, 1.0)], out)
+        return mixture_pair_law(log_pmf, [(0, 1.0)], [(self.sensitivity, 1.0)], out,
+                                log_error=self.noise_log_error(log_pmf.size))
 
 
 def _for_relation(spec: DiscreteGaussian, relation: NeighbouringRelation) -> DiscreteGaussian:

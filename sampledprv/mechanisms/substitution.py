@@ -116,6 +116,8 @@ class TabulatedPair(Mechanism):
     tail: float
     label: str
     mirror: bool = True
+    #: error bound of the noise log pmf beyond its few ulps (``finite_law``'s ``log_error``)
+    log_error: float = 0.0
 
     @property
     def symmetric(self) -> bool:  # type: ignore[override]
@@ -123,7 +125,8 @@ class TabulatedPair(Mechanism):
         return self.mirror
 
     def law(self) -> FiniteLaw:
-        return windowed_law(np.array(self.log_p), np.array(self.log_q), self.tail)
+        return windowed_law(np.array(self.log_p), np.array(self.log_q), self.tail,
+                            self.log_error)
 
     def __repr__(self) -> str:
         return self.label
@@ -142,7 +145,7 @@ def _integer_poisson_substitute(spec: Any, q: float) -> TabulatedPair:
     lp, lq = mixture_sides(log_pmf, [(0, 1.0 - q), (c, q)], [(0, 1.0 - q), (-c, q)])
     return TabulatedPair(tuple(lp), tuple(lq), float(tail),
                          f"PoissonSubsampled({spec!r}, q={q!r}) under substitution",
-                         bool(spec.symmetric))
+                         bool(spec.symmetric), spec.noise_log_error(log_pmf.size))
 
 
 # ---- Gaussian mixture pair --------------------------------------------------------------------

@@ -24,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 ArrayFn = Callable[[np.ndarray], np.ndarray]
+_U = float(np.finfo(np.float64).eps)
 
 
 def _zero(y: np.ndarray) -> np.ndarray:
@@ -47,6 +48,15 @@ class LossDistribution:
     #: truncated tail, rounding of tabulated masses); the discretizer adds it to its mass
     #: error, so both ends of the certified intervals pay for it
     mass_defect: float = 0.0
+    #: bound ``r`` on the relative rounding error of every point mass (atoms and the
+    #: atoms at +-inf): the true mass lies in ``[(1 - r) m, (1 + r) m]``.  A composition
+    #: of ``c`` copies pays a factor ``(1 + r)^c`` on its curve (a relative error), not
+    #: ``c`` times an absolute one (design notes, "Floating point")
+    mass_rel_error: float = 0.0
+    #: bound on ``|true loss - tabulated loss|`` of every finite atom; ``c`` copies move
+    #: the composed loss by at most ``c`` times it, which the accountant adds to its
+    #: epsilon slack
+    value_error: float = 0.0
 
     def __post_init__(self) -> None:
         v = np.asarray(self.atom_values, dtype=np.float64).ravel()
@@ -101,16 +111,19 @@ class LossDistribution:
             sf_cont=lambda y: cdf(-np.asarray(y, dtype=np.float64)),
             cont_mass=self.cont_mass, atom_values=-self.atom_values,
             atom_masses=self.atom_masses, p_pos_inf=self.p_neg_inf, p_neg_inf=self.p_pos_inf,
-            support=(-self.support[1], -self.support[0]), mass_defect=self.mass_defect)
+            support=(-self.support[1], -self.support[0]), mass_defect=self.mass_defect,
+            mass_rel_error=self.mass_rel_error, value_error=self.value_error)
 
     def pushforward(self, g: Callable[[np.ndarray], np.ndarray],
                     g_inv: Callable[[np.ndarray], np.ndarray],
-                    g_range: tuple[float, float]) -> "LossDistribution":
+                    g_range: tuple[float, float], lipschitz: float = 1.0) -> "LossDistribution":
         """Law of ``g(Y)`` for a continuous strictly increasing ``g`` mapping
         :math:`[-\\infty, \\infty]` onto ``[g_range[0], g_range[1]]``; ``g_inv`` must accept
         points of ``g_range`` (and may return ``-inf`` at the left end).  An infinite
         endpoint of ``g_range`` receives the corresponding infinite atom; a finite one
-        turns that atom into an ordinary atom."""
+        turns that atom into an ordinary atom.  ``lipschitz`` bounds ``g'`` (the
+        subsampling maps :math:`\\log(1 - q + q e^y)` have ``g' < 1``): it scales
+        ``value_error``; masses are carried over, so ``mass_rel_error`` is kept."""
         cdf, sf = self.cdf_cont, self.sf_cont
         lo, hi = g_range
 
@@ -143,7 +156,8 @@ class LossDistribution:
         support = (float(g(np.array([s0]))[0]) if np.isfinite(s0) else lo,
                    float(g(np.array([s1]))[0]) if np.isfinite(s1) else hi)
         return LossDistribution(cdf_new, sf_new, self.cont_mass, np.array(values),
-                                np.array(masses), p_pos, p_neg, support, self.mass_defect)
+                                np.array(masses), p_pos, p_neg, support, self.mass_defect,
+                                self.mass_rel_error, lipschitz * self.value_error)
 
 
 def mixture(weights: list[float], parts: list[LossDistribution]) -> LossDistribution:
@@ -165,7 +179,10 @@ def mixture(weights: list[float], parts: list[LossDistribution]) -> LossDistribu
         np.concatenate([p.atom_values for _, p in live]),
         np.concatenate([w * p.atom_masses for w, p in live]),
         sum(w * p.p_pos_inf for w, p in live), sum(w * p.p_neg_inf for w, p in live),
-        support, sum(w * p.mass_defect for w, p in live))
+        support, sum(w * p.mass_defect for w, p in live),
+        # a mass w * m: the product adds one rounding to m's relative error
+        max((p.mass_rel_error for _, p in live), default=0.0) + _U,
+        max((p.value_error for _, p in live), default=0.0))
 
 
 def _search(tail_fn: Callable[[float], float], tail: float, finite_range: tuple[float, float],
