@@ -39,6 +39,7 @@ from .engine.curve import PrivacyCurve
 from .engine.discretize import Discretized, discretize, relative_terms
 from .engine.grid_plan import check_composition
 from .engine.evolving import compose_two_level, split_count
+from .engine.exact_atoms import MAX_ATOMS, compose_atoms, enumeration_size
 from .engine.online import Outgrown
 from ._online import OnlinePlan
 from .interval import DETERMINISTIC, Interval
@@ -54,6 +55,8 @@ METHOD_ONLINE = ("mean-preserving discretization + Hoeffding coupling (GLW Thm 5
                  "FFT spectra read by Plancherel sums")
 METHOD_TWO_LEVEL = ("mean-preserving discretization + two-level FFT with randomized regridding "
                     "+ Azuma-Hoeffding coupling")
+METHOD_EXACT = ("exact enumeration of the composed atoms (count vectors), certified "
+                "floating-point bounds; no discretization")
 
 # shares of delta_error
 _HOEFFDING, _OUTSIDE, _SPILL = 0.5, 0.2, 0.1   # spill share is per side
@@ -273,6 +276,9 @@ class Accountant(PrivacyAccountant):
             if curves is not None:
                 return curves
         composition = self._effective_composition()
+        exact = self._build_exact(composition)
+        if exact is not None:
+            return exact
         k_total = sum(composition.values())
         h, factor, splits, variance = self._plan(composition)
         hoeffding = math.exp(-2.0 * self.eps_error ** 2 / variance)
@@ -349,6 +355,32 @@ class Accountant(PrivacyAccountant):
                         "rounding_variance": variance}
         return curves
 
+    def _build_exact(self, composition: dict[Mechanism, int]) -> dict | None:
+        """Curves by exact enumeration (``engine/exact_atoms.py``) when every law is
+        atomic and the composition has at most ``MAX_ATOMS`` atoms; ``None`` otherwise.
+        The interval is then the exact curve widened by floating-point bounds only (no
+        Hoeffding term, no ``eps_error`` slack)."""
+        symmetric = all(m.symmetric for m in composition)
+        directions = ("remove",) if symmetric else ("remove", "add")
+        laws = {d: [(privacy_loss(m, d), c) for m, c in composition.items()]
+                for d in directions}
+        for d in directions:
+            size = enumeration_size(laws[d])
+            if size is None or size > MAX_ATOMS:
+                return None
+        curves = {}
+        for d in directions:
+            ex = compose_atoms(laws[d])
+            composed = ComposedPMF(probs=ex.probs, offset=0, h=0.0, shift=0.0, p_inf=ex.p_inf,
+                                   spill_upper=0.0, spill_lower=0.0, numeric_error=0.0)
+            curve = PrivacyCurve(ex.values, ex.probs, ex.p_inf, eps_min=-ex.shift)
+            curves[d] = _DirectionCurve(composed, 0.0, 0.0, 0.0, curve, ex.mass_error,
+                                        ex.log_scale_upper, ex.log_scale_lower, ex.shift)
+        self._curves = curves
+        self._method = METHOD_EXACT
+        self._levels = {}
+        return curves
+
     def _grid_error(self, err: GridTooLargeError, k_total: int, h: float) -> AdvisedError:
         return AdvisedError(
             f"eps_error={self.eps_error} for {k_total:,} composed mechanisms needs an "
@@ -394,8 +426,12 @@ class Accountant(PrivacyAccountant):
             curves = self._build()
             c = next(iter(curves.values()))
             lines.append(f"method: {self._method}")
-            lines.append(f"grid: {max(x.grid_points for x in curves.values()):,} points, "
-                         f"mesh {c.mesh:.3g}, directions {', '.join(curves)}")
+            if c.mesh > 0:
+                lines.append(f"grid: {max(x.grid_points for x in curves.values()):,} points, "
+                             f"mesh {c.mesh:.3g}, directions {', '.join(curves)}")
+            else:
+                lines.append(f"atoms: {max(x.grid_points for x in curves.values()):,} "
+                             f"(exact, no mesh), directions {', '.join(curves)}")
         if self.horizon is None:
             lines.append("online updates: off (no horizon); each query after a change "
                          "rebuilds by FFT")

@@ -79,3 +79,43 @@ def assert_brackets(acc, delta_of_eps: Callable[[float], float],
         iv = acc.delta(e, direction=direction)
         truth = delta_of_eps(e)
         assert iv.lower * (1 - rel) <= truth <= iv.upper * (1 + rel) + 1e-300, (e, iv, truth)
+
+
+def count_vectors(k: int, m: int) -> np.ndarray:
+    """All vectors of ``m`` non-negative integers summing to ``k``, as rows."""
+    if m == 1:
+        return np.array([[k]], dtype=np.int64)
+    if m == 2:
+        first = np.arange(k + 1, dtype=np.int64)
+        return np.stack([first, k - first], axis=1)
+    rows = [np.concatenate([np.full((r.shape[0], 1), first, np.int64), r], axis=1)
+            for first in range(k + 1) for r in (count_vectors(k - first, m - 1),)]
+    return np.concatenate(rows, axis=0)
+
+
+def multinomial_delta(log_p, log_q, k: int) -> Callable[[float], float]:
+    """Exact ``delta(eps)`` of ``D(P^k || Q^k)`` for a pair on a small outcome set.
+
+    The loss of an outcome tuple depends only on how often each outcome occurs, so the
+    k-fold product is summed over count vectors ``v`` (multinomial masses in log space,
+    ``C(k + m - 1, m - 1)`` terms for ``m`` outcomes that both laws reach) instead of the
+    ``m^k`` tuples; a tuple with an outcome only ``P`` reaches has infinite loss, with
+    total mass ``1 - (1 - p_only)^k``.  Independent of the library: outcomes are not
+    merged by loss value."""
+    lp = np.asarray(log_p, dtype=np.float64)
+    lq = np.asarray(log_q, dtype=np.float64)
+    both = np.isfinite(lp) & np.isfinite(lq)
+    p_only = math.fsum(np.exp(lp[np.isfinite(lp) & ~both]).tolist())
+    v = count_vectors(k, int(both.sum()))
+    loss = v @ (lp[both] - lq[both])
+    log_mass = (special.gammaln(k + 1.0) - special.gammaln(v + 1.0).sum(axis=1)
+                + v @ lp[both])
+    at_inf = -math.expm1(k * math.log1p(-p_only)) if p_only < 1 else 1.0
+
+    def delta(eps: float) -> float:
+        if eps == math.inf:
+            return at_inf
+        pos = loss > eps
+        terms = np.exp(log_mass[pos]) * -np.expm1(eps - loss[pos])
+        return at_inf + math.fsum(terms.tolist())
+    return delta

@@ -110,11 +110,11 @@ def finite_loss_pair(law: FiniteLaw):
     under_p = LossDistribution(atom_values=v[fin], atom_masses=law.p[fin],
                                p_pos_inf=float(law.p[v == np.inf].sum()),
                                mass_defect=law.mass_defect, mass_rel_error=law.rel_error,
-                               value_error=law.value_error)
+                               value_error=law.value_error, values_certified=True)
     under_q = LossDistribution(atom_values=v[fin], atom_masses=law.q[fin],
                                p_neg_inf=float(law.q[v == -np.inf].sum()),
                                mass_defect=law.mass_defect, mass_rel_error=law.rel_error,
-                               value_error=law.value_error)
+                               value_error=law.value_error, values_certified=True)
     return under_p, under_q
 
 

@@ -57,6 +57,10 @@ class LossDistribution:
     #: the composed loss by at most ``c`` times it, which the accountant adds to its
     #: epsilon slack
     value_error: float = 0.0
+    #: True when ``value_error`` is a certified bound for every atom (tabulated finite
+    #: pairs); only such laws are composed by exact enumeration, where no epsilon slack
+    #: absorbs unaccounted last-bit errors of the atom values
+    values_certified: bool = False
 
     def __post_init__(self) -> None:
         v = np.asarray(self.atom_values, dtype=np.float64).ravel()
@@ -112,7 +116,8 @@ class LossDistribution:
             cont_mass=self.cont_mass, atom_values=-self.atom_values,
             atom_masses=self.atom_masses, p_pos_inf=self.p_neg_inf, p_neg_inf=self.p_pos_inf,
             support=(-self.support[1], -self.support[0]), mass_defect=self.mass_defect,
-            mass_rel_error=self.mass_rel_error, value_error=self.value_error)
+            mass_rel_error=self.mass_rel_error, value_error=self.value_error,
+            values_certified=self.values_certified)
 
     def pushforward(self, g: Callable[[np.ndarray], np.ndarray],
                     g_inv: Callable[[np.ndarray], np.ndarray],
@@ -182,7 +187,8 @@ def mixture(weights: list[float], parts: list[LossDistribution]) -> LossDistribu
         support, sum(w * p.mass_defect for w, p in live),
         # a mass w * m: the product adds one rounding to m's relative error
         max((p.mass_rel_error for _, p in live), default=0.0) + _U,
-        max((p.value_error for _, p in live), default=0.0))
+        max((p.value_error for _, p in live), default=0.0),
+        all(p.values_certified for _, p in live))
 
 
 def _search(tail_fn: Callable[[float], float], tail: float, finite_range: tuple[float, float],
