@@ -21,7 +21,9 @@ from sampledprv.sampled import LogDensityPair, PrivacyLossSampler, SampledAccoun
 from sampledprv.sampled.certification.envelopes import envelope
 from sampledprv.sampled.histograms.kernels import loss_histogram
 from sampledprv.sampled.certification.planner import plan_samples
-from sampledprv.sampled.certification.tails import DEFAULT_ORDERS, RenyiTable, TailBound, tail_bound
+from sampledprv.sampled.certification.tail_inputs import RenyiTable
+from sampledprv.sampled.certification.tail_sources import DEFAULT_ORDERS, tail_bound
+from sampledprv.sampled.certification.tails import TailBound
 
 ALPHA = 0.05
 

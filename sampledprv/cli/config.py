@@ -62,7 +62,7 @@ def load_config(path: str) -> dict:
 def _tails_from_entry(e: dict, where: str) -> dict:
     """Pop ``renyi`` (a table of orders and divergences) and ``loss_range`` (``[lo, hi]``)
     from a mechanism entry: tail information for the sampled accountant."""
-    from ..sampled.certification.tails import as_loss_range, as_renyi
+    from ..sampled.certification.tail_inputs import as_loss_range, as_renyi
 
     out = {}
     try:

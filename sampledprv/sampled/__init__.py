@@ -26,3 +26,7 @@ from .certification.floor import min_samples
 from .certification.planner import plan_samples
 from .certification.accountant import SampledAccountant
 from .histograms.validate import ValidationReport, validate
+
+__all__ = ["LossHistogram", "loss_histogram", "make_rejection_sampler",
+           "AdaptiveRejectionSampler", "LogDensityPair", "PrivacyLossSampler", "EmpiricalPRV",
+           "min_samples", "plan_samples", "SampledAccountant", "ValidationReport", "validate"]

@@ -13,61 +13,43 @@ heterogeneous composition composes all "remove" PRVs together and all "add" PRVs
 together (a symmetric mechanism contributes its one PRV to both);
 :math:`\delta = \max` over the two directions.  ``alpha`` is split evenly over the
 distinct histograms a query uses, and within each histogram over its tests
-(:mod:`sampledprv.sampled.certification.envelopes`), so every returned interval is certified on its own.
+(:mod:`.envelopes`), so every returned interval is certified on its own.
 """
 
 from __future__ import annotations
 
-import math
-import warnings
 from typing import Optional
 
 import numpy as np
 
 from ... import _validation as v
-from ...advice import AdvisedWarning, Remedy
-from ...engine.compose import GridTooLargeError
 from ...contract import PrivacyAccountant
+from ...engine.compose import GridTooLargeError
 from ...interval import PROBABILISTIC, Interval
-from ...mechanisms import Mechanism
-from ...mechanisms.base import Direction, NeighbouringRelation, as_direction, as_relation
-from ..draws.torch_draws import default_device, torch_loss_sampler
+from ...mechanisms.base import Direction, as_direction
+from ..draws.torch_draws import torch_loss_sampler
 from ..histograms import _numpy_histogram as _np_hist
 from ..histograms._pypath import check_progress
-from ..histograms.checkpoint import as_checkpoint
 from ..histograms.empirical import EmpiricalPRV
-from ..histograms.histogram import LossHistogram, coarsen
-from ..histograms.sharding import (BACKENDS, DEFAULT_SHARD_SIZE, HistogramJob, check_executor,
-                                   run_jobs)
-from ..histograms.window import choose_window
-from .envelopes import compose_bounds, cp_upper, envelope, lower_envelope
-from .floor import min_samples
-from .seed_method import circular_compose, seed_default_params, seed_pmf, seed_tau_eta
-from .tails import TailBound, as_loss_range, as_renyi, tail_bound
-from .twolevel import bins_for, compose_bounds_two_level
+from ..histograms.histogram import coarsen
+from ..histograms.sharding import DEFAULT_SHARD_SIZE
+from .envelopes import compose_bounds, envelope
+from .histogram_bank import HistogramBank, key_of
+from .seed_method import (SEED_METHOD, seed_default_params, seed_delta, seed_direction,
+                          seed_epsilon, seed_grid, seed_half, seed_window)
+from .tail_inputs import as_loss_range, as_renyi
+from .twolevel import compose_bounds_two_level
 
 __all__ = ["SampledAccountant"]
 
 #: Mass of the Chernoff tail left at +inf, summed over the composition (negligible
 #: against the composition's aliasing and round-off budget).
 _TAIL_FLOOR = 1e-16
-#: Largest false-alarm probability of the premise check (per histogram).
-CHECK_LEVEL = 1e-6
-
-
-def _key(mech: object) -> object:
-    try:
-        hash(mech)
-        return mech
-    except TypeError:
-        return ("id", id(mech))
-
-
 #: smallest accepted ``max_grid`` (FFT length of the composed envelopes)
 _MIN_GRID = 64
 
 
-class SampledAccountant(PrivacyAccountant):
+class SampledAccountant(HistogramBank, PrivacyAccountant):
     r"""Privacy accounting from samples of the privacy loss, certified w.p. ``1 - alpha``.
 
     Parameters
@@ -75,8 +57,9 @@ class SampledAccountant(PrivacyAccountant):
     n_samples : int
         Privacy-loss draws per mechanism and direction.  A finite bound on
         :math:`\varepsilon(\delta)` for ``k`` compositions needs roughly
-        ``n > k ln((bins+1)/alpha) / delta`` (:func:`~sampledprv.sampled.certification.floor.min_samples`);
-        the accountant warns before sampling when ``n`` is below it.
+        ``n > k ln((bins+1)/alpha) / delta``
+        (:func:`~sampledprv.sampled.certification.floor.min_samples`); the accountant
+        warns before sampling when ``n`` is below it.
     alpha : float
         Failure probability of the certificate (``confidence = 1 - alpha``).
     seed : int
@@ -88,10 +71,10 @@ class SampledAccountant(PrivacyAccountant):
         ``"seed"``: the GG paper's SampledComposePRV with Theorem 6's ``tau``/``eta``.
     bins : int or "auto"
         Histogram bins per mechanism and direction (envelope method).  ``"auto"``
-        (default): :func:`~sampledprv.sampled.certification.twolevel.bins_for` of the number ``k`` of
-        compositions when the histograms are sampled, ``4096 sqrt(k)`` rounded up to a
-        power of two in ``[2**15, 2**22]``, so that the rounding bias (about ``k h``)
-        stays a small fraction of the width.  Compositions too large for one FFT grid of
+        (default): :func:`~sampledprv.sampled.certification.twolevel.bins_for` of the
+        number ``k`` of compositions when the histograms are sampled, ``4096 sqrt(k)``
+        rounded up to a power of two in ``[2**15, 2**22]``, so that the rounding bias
+        (about ``k h``) stays a small fraction of the width.  Compositions too large for one FFT grid of
         ``max_grid`` points are composed on two levels
         (:func:`~sampledprv.sampled.certification.twolevel.compose_bounds_two_level`).
     progress : bool or None
@@ -167,30 +150,9 @@ class SampledAccountant(PrivacyAccountant):
             raise ValueError(f"bins={self.bins:,} exceeds max_grid={self.max_grid:,}: every "
                              "histogram is a grid of that many points; lower bins or raise "
                              "max_grid")
-        self._root = np.random.SeedSequence(v.seed("seed", seed))
-        self.neighbouring: NeighbouringRelation = as_relation(neighbouring)
-        self._seed_value = seed
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-        self.backend = backend
-        if backend == "torch":
-            device = device or default_device()
-        elif device is not None:
-            raise ValueError("device= is a torch device and needs backend='torch'")
-        self.device = device
-        self.shard_size = v.positive_int("shard_size", shard_size)
-        self.threads_per_task = v.positive_int("threads_per_task", threads_per_task)
-        self.executor = executor
-        check_executor(executor, [])       # the type, before anything is sampled
-        self.checkpoint = as_checkpoint(checkpoint)   # writable, before anything is sampled
-        self._index: dict[object, int] = {}          # key -> order of first use (labels)
-        self._entries: dict[object, list] = {}      # key -> [mechanism, count]
-        self._seeds: dict[object, list] = {}        # key -> child seed sequences
-        self._hists: dict[tuple, LossHistogram] = {}
-        self.tail_bounds = bool(tail_bounds)
-        self._side: dict[object, tuple] = {}        # key -> (renyi, loss_range) of compose
-        self._tails: dict[tuple, Optional[TailBound]] = {}
-        self._checked: set = set()                  # histogram keys checked against tails
+        self._init_bank(seed=seed, neighbouring=neighbouring, backend=backend, device=device,
+                        shard_size=shard_size, threads_per_task=threads_per_task,
+                        executor=executor, checkpoint=checkpoint, tail_bounds=tail_bounds)
 
     # ---- composition --------------------------------------------------------------------
     def compose(self, mechanism: object, count: int = 1, *, renyi: object = None,
@@ -212,7 +174,7 @@ class SampledAccountant(PrivacyAccountant):
             _np_hist.numpy_loss_sampler(self._pair(mechanism), "remove")
         if self.backend == "torch" and not isinstance(mechanism, EmpiricalPRV):
             torch_loss_sampler(self._pair(mechanism), "remove")   # ValueError if torch cannot
-        k = _key(mechanism)
+        k = key_of(mechanism)
         if side != (None, None):
             if self._side.get(k, side) != side:
                 raise ValueError(f"{mechanism!r} was composed before with a different renyi/"
@@ -227,29 +189,10 @@ class SampledAccountant(PrivacyAccountant):
             self._entries[k] = [mechanism, count]
         return self
 
-    def _tail(self, key: object, mech: object, d: str) -> Optional[TailBound]:
-        """Tail information of the histogram ``(key, d)`` (None: samples only)."""
-        if not self.tail_bounds:
-            return None
-        hk = self._hist_key(key, mech, d)
-        if hk not in self._tails:
-            renyi, lr = self._side.get(key, (None, None))
-            self._tails[hk] = tail_bound(self._pair(mech), hk[1], renyi=renyi,
-                                         loss_range=lr, symmetric=self._symmetric(mech))
-        return self._tails[hk]
-
     @property
     def composition(self) -> tuple[tuple[object, int], ...]:
         """The composed ``(mechanism, count)`` pairs, in order of first use."""
         return tuple((m, c) for m, c in self._entries.values())
-
-    def _pair(self, mechanism: object) -> object:
-        """What is sampled for ``mechanism``: a built-in spec's worst-case pair under the
-        relation; user inputs as given."""
-        if isinstance(mechanism, Mechanism):
-            from ...prv import resolve_relation
-            return resolve_relation(mechanism, self.neighbouring)
-        return mechanism
 
     def supports(self, mechanism: object) -> bool:
         """True when :meth:`compose` accepts ``mechanism`` (nothing is sampled)."""
@@ -282,109 +225,6 @@ class SampledAccountant(PrivacyAccountant):
         return {"type": "sampled", "n_samples": self.n_samples, "alpha": self.alpha,
                 "certify": self.certify, "bins": self.bins, "seed": self._seed_value,
                 "neighbouring": self.neighbouring.value}
-
-    def _children(self, key: object) -> list:
-        if key not in self._seeds:
-            self._index[key] = len(self._seeds)
-            self._seeds[key] = self._root.spawn(1)[0].spawn(8)
-        return self._seeds[key]
-
-    def _job(self, key: object, mech: object, d: str, tag: str, n: int, lo: float, h: float,
-             bins: int, seed: np.random.SeedSequence) -> HistogramJob:
-        self._children(key)
-        return HistogramJob(self._pair(mech), d, int(n), float(lo), float(h), int(bins), seed,
-                            shard_size=self.shard_size,
-                            label=f"m{self._index[key]}-{tag}-{d}", backend=self.backend,
-                            device=self.device)
-
-    def _run(self, jobs: list) -> list:
-        """Sample ``jobs`` (one progress bar, sharded on the executor, checkpointed)."""
-        return run_jobs(jobs, self.executor, progress=self.progress,
-                        checkpoint=self.checkpoint, threads_per_task=self.threads_per_task)
-
-    def _sample_envelope_hists(self, needed: list) -> None:
-        """Sample every missing envelope histogram of ``needed`` (``(key, mech, d)``) in
-        one sharded run."""
-        jobs, hks = [], []
-        for key, mech, d in needed:
-            if isinstance(mech, EmpiricalPRV):
-                continue
-            hk = self._hist_key(key, mech, d)
-            if hk in self._hists or hk in hks:
-                continue
-            dd = hk[1]
-            ch = self._children(key)
-            j = 0 if dd == "remove" else 2
-            tb = self._tail(key, mech, dd)
-            lr = (-math.inf, math.inf) if tb is None else (tb.lo, tb.hi_eff)
-            lo, h, nb = choose_window(self._pair(mech), dd, self.n_samples, self._bins(),
-                                      np.random.default_rng(ch[j]), lr)
-            jobs.append(self._job(key, mech, dd, "env", self.n_samples, lo, h, nb, ch[j + 1]))
-            hks.append(hk)
-        if not jobs:
-            return
-        for hk, hist in zip(hks, self._run(jobs)):
-            self._hists[hk] = hist
-            tb = self._tails.get(hk)
-            if tb is not None:      # a draw outside a declared range: that error first
-                tb.check_histogram(hist, repr(self._entries[hk[0]][0]), hk[1])
-            if hist.above > 0.001 * hist.n or hist.below > 0.01 * hist.n:
-                warnings.warn(f"{hist.above} draws fell above and {hist.below} below the "
-                              f"sampling window of {self._entries[hk[0]][0]!r} ({hk[1]}); "
-                              "the bounds stay valid but are loose. Pass an EmpiricalPRV "
-                              "sampled on a wider window", RuntimeWarning, stacklevel=5)
-
-    def _symmetric(self, mech: object) -> bool:
-        if isinstance(mech, EmpiricalPRV):
-            return mech.symmetric
-        return bool(getattr(self._pair(mech), "symmetric", False))
-
-    def _directions(self) -> tuple[str, ...]:
-        return ("remove",) if all(self._symmetric(m) for m, _ in self.composition) \
-            else ("remove", "add")
-
-    def _hist_key(self, key: object, mech: object, d: str) -> tuple:
-        return (key, "remove" if self._symmetric(mech) else d)
-
-    def _envelope_hist(self, key: object, mech: object, d: str) -> LossHistogram:
-        hk = self._hist_key(key, mech, d)
-        if isinstance(mech, EmpiricalPRV):
-            hist = mech.histogram(d)
-        else:
-            if hk not in self._hists:
-                self._sample_envelope_hists([(key, mech, d)])
-            hist = self._hists[hk]
-        tb = self._tail(key, mech, hk[1])
-        if tb is not None and hk not in self._checked:
-            self._check_premises(hist, tb, mech, hk[1])
-            self._checked.add(hk)
-        return hist
-
-    def _check_premises(self, hist: LossHistogram, tb: TailBound, mech: object,
-                        d: str) -> None:
-        """Raise if the samples contradict the loss range or the Renyi bound: the range
-        from the histogram (:meth:`TailBound.check_histogram`), the Renyi bound by a lower
-        confidence bound on the moments (:meth:`TailBound.check_samples`, false-alarm
-        probability at most :data:`CHECK_LEVEL` per histogram, or ``alpha`` if smaller)."""
-        tb.check_histogram(hist, repr(mech), d)
-        level = min(self.alpha, CHECK_LEVEL)
-        tb.check_samples(lower_envelope(hist, level), d, level)
-
-    def _check_n(self, delta: float, n_hist: int) -> None:
-        k = sum(c for key, (m, c) in self._entries.items()
-                if not isinstance(m, EmpiricalPRV)
-                and any(self._tail(key, m, d) is None for d in self._directions()))
-        if k == 0:
-            return
-        need = min_samples(k, delta, alpha=self.alpha, bins=self._bins(), histograms=n_hist)
-        if self.n_samples < need:
-            warnings.warn(AdvisedWarning(
-                f"n_samples={self.n_samples:,} cannot give a finite upper bound on epsilon at "
-                f"delta={delta:g} for {k} compositions (alpha={self.alpha:g}): the unseen tail "
-                f"alone exceeds delta below n = {need:,} (a Renyi bound, renyi=, or a loss "
-                "range, loss_range=, for the mechanisms without one removes the floor)",
-                [Remedy("n_samples", "set", float(need), "SampledAccountant", "at least"),
-                 Remedy("delta", "raise", note="query a larger delta")]), stacklevel=3)
 
     # ---- envelope method --------------------------------------------------------------------
     def _envelope_bounds(self, delta_hint: Optional[float],
@@ -465,33 +305,7 @@ class SampledAccountant(PrivacyAccountant):
                 continue
         return None
 
-    def _bins(self) -> int:
-        """Bins per histogram: ``bins``, or :func:`~.twolevel.bins_for` of the current
-        number of compositions when ``bins="auto"``."""
-        if self.bins == "auto":
-            return min(bins_for(max(1, sum(c for _, c in self.composition))), self.max_grid)
-        return int(self.bins)
-
-    # ---- seed method (GG paper, Algorithms 5-6) -----------------------------------------------
-    def _seed_grid(self, L: float, h: float) -> int:
-        """Half-width ``m`` (in cells) of the seed method's grid ``[-L, L]`` on mesh
-        ``h``; a :class:`ValueError` when ``2m + 1`` exceeds ``max_grid``."""
-        L = v.positive("seed_params['L']", L)
-        h = v.positive("seed_params['h']", h)
-        cells = L / h
-        if not cells < self.max_grid:
-            raise ValueError(
-                f"certify='seed' needs a grid of 2L/h = {2 * cells + 1:,.0f} points (L={L:.4g}, "
-                f"h={h:.4g}), above max_grid={self.max_grid:,}; pass a larger "
-                "seed_params['h'] (or a smaller 'L') or raise max_grid")
-        m = int(round(cells - 0.5))
-        if 2 * m + 1 > self.max_grid:
-            raise ValueError(
-                f"certify='seed' needs a grid of 2L/h = {2 * m + 1:,} points (L={L:.4g}, "
-                f"h={h:.4g}), above max_grid={self.max_grid:,}; pass a larger "
-                "seed_params['h'] (or a smaller 'L') or raise max_grid")
-        return m
-
+    # ---- seed method (GG paper, Algorithms 5-6; :mod:`.seed_method`) ---------------------
     def _seed(self, delta_ref: float) -> tuple[dict, dict]:
         comp = self.composition
         if any(isinstance(m, EmpiricalPRV) for m, _ in comp):
@@ -503,32 +317,22 @@ class SampledAccountant(PrivacyAccountant):
         used = sorted({self._hist_key(kk, self._entries[kk][0], d) for d in dirs for kk in keys},
                       key=repr)
         if "L" in self.seed_params and "h" in self.seed_params:   # size known: check first
-            self._seed_grid(float(self.seed_params["L"]), float(self.seed_params["h"]))
+            seed_grid(float(self.seed_params["L"]), float(self.seed_params["h"]), self.max_grid)
         # alpha: half to the fine envelopes (bounding P[|sum Y| >= L - t]), half to the
         # Clopper-Pearson bounds on P[|Y_i| >= L] (one test per histogram)
         env_b, _ = self._envelope_bounds(None, alpha=self.alpha / 2)
         n_half = self.n_samples // 2
-        target = max(delta_ref / 20.0, 1e-300)
         L = self.seed_params.get("L")
-        if L is None:   # smallest L whose certified tail P[|sum Y| >= L] is below delta/20
+        if L is None:
             top = max(float(np.max(np.abs(b.up.values))) for b in env_b.values())
-            lo_a, hi_a = 0.0, max(top, 1e-3)
-            for _ in range(60):
-                mid = 0.5 * (lo_a + hi_a)
-                if max(b.tail_bound(mid) for b in env_b.values()) <= target:
-                    hi_a = mid
-                else:
-                    lo_a = mid
-            t0 = seed_default_params(k=k, n=n_half, L=hi_a, delta=delta_ref)["t"]
-            L = hi_a + t0
+            L = seed_window(lambda x: max(b.tail_bound(x) for b in env_b.values()), top,
+                            k=k, n=n_half, delta=delta_ref)
         p = seed_default_params(k=k, n=n_half, L=float(L), delta=delta_ref)
         p.update({kk: vv for kk, vv in self.seed_params.items() if kk != "L"})
         h = float(p["h"])
-        m = self._seed_grid(float(p["L"]), h)   # before any histogram is allocated
+        m = seed_grid(float(p["L"]), h, self.max_grid)   # before any histogram is allocated
         L_eff = (m + 0.5) * h
         fine = max(1, min(64, int(2**22 // (2 * m + 1))))
-        a_h = self.alpha / 2 / len(used)
-        halves = {}
         jobs, sks = [], []
         for hk in used:
             kk, d = hk
@@ -537,7 +341,8 @@ class SampledAccountant(PrivacyAccountant):
                 mech = self._entries[kk][0]
                 ch = self._children(kk)
                 j = 4 if d == "remove" else 6
-                jobs += [self._job(kk, mech, d, f"seed1-m{m}-h{h!r}", n_half, -L_eff, h, 2 * m + 1, ch[j]),
+                jobs += [self._job(kk, mech, d, f"seed1-m{m}-h{h!r}", n_half, -L_eff, h,
+                                   2 * m + 1, ch[j]),
                          self._job(kk, mech, d, f"seed2-m{m}-h{h!r}", n_half, -L_eff, h / fine,
                                    (2 * m + 1) * fine, ch[j + 1])]
                 sks.append(sk)
@@ -545,27 +350,15 @@ class SampledAccountant(PrivacyAccountant):
             res = self._run(jobs)
             for i, sk in enumerate(sks):
                 self._hists[sk] = (res[2 * i], res[2 * i + 1])  # type: ignore[assignment]
-        for hk in used:
-            h1, h2 = self._hists[(hk, "seed", h, m)]  # type: ignore[misc]
-            c2 = np.asarray(h2.counts, dtype=np.float64)
-            x2 = -L_eff + (np.arange(c2.size) + 0.5) * (h / fine)
-            mean2 = float(np.dot(c2, x2) / max(c2.sum(), 1.0))
-            out1 = h1.n - int(np.sum(h1.counts))
-            n_in = int(min(np.sum(h1.counts), np.sum(h2.counts)))
-            tail = float(cp_upper(np.array([out1]), h1.n, a_h)[0])
-            halves[hk] = (seed_pmf(h1, mean2, L_eff, h), tail, n_in)
+        a_h = self.alpha / 2 / len(used)
+        halves = {hk: seed_half(*self._hists[(hk, "seed", h, m)], L_eff, h, fine, a_h)
+                  for hk in used}
         n_eff = min(x[2] for x in halves.values())
-        out = {}
-        for d in dirs:
-            comps = [(self._hist_key(kk, self._entries[kk][0], d), self._entries[kk][1])
-                     for kk in keys]
-            tail_sum = env_b[d].tail_bound(L_eff - p["t"])
-            tails = [halves[hk][1] for hk, c in comps for _ in range(c)]
-            tau, eta, parts = seed_tau_eta(k=k, n=n_eff, L=L_eff, h=h, s=p["s"], t=p["t"],
-                                           tail_single=tails, tail_sum=tail_sum)
-            tau += h / fine / 2.0   # the second half's mean is computed from bin midpoints
-            y_hat = circular_compose([(halves[hk][0], c) for hk, c in comps], m)
-            out[d] = (y_hat, tau, eta, parts)
+        out = {d: seed_direction([(halves[self._hist_key(kk, self._entries[kk][0], d)],
+                                   self._entries[kk][1]) for kk in keys],
+                                 m=m, n=n_eff, L=L_eff, h=h, s=p["s"], t=p["t"], fine=fine,
+                                 tail_sum=env_b[d].tail_bound(L_eff - p["t"]))
+               for d in dirs}
         det = {"n_samples": self.n_samples, "alpha": self.alpha, "n_per_half": n_eff,
                "L": L_eff, "h": h, "s": p["s"], "t": p["t"], "directions": dirs,
                "tau": max(o[1] for o in out.values()), "eta": max(o[2] for o in out.values()),
@@ -588,23 +381,15 @@ class SampledAccountant(PrivacyAccountant):
 
         ``direction="remove"`` / ``"add"`` answers one direction; ``None`` (default) the
         maximum over both."""
-        from ...engine import eps_of_delta
-
         delta = v.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
         if direction is not None:
             as_direction(direction)
         if self.certify == "seed":
             res, det = self._seed(delta)
-            lo = est = up = 0.0
-            for y, tau, eta, _ in self._pick(res, direction).values():
-                vals = y.values
-                e_up = eps_of_delta(vals, y.probs, 0.0, delta - eta) + tau if delta > eta \
-                    else math.inf
-                e_lo = max(eps_of_delta(vals, y.probs, 0.0, min(delta + eta, 1.0)) - tau, 0.0)
-                e_est = eps_of_delta(vals, y.probs, 0.0, delta)
-                lo, up, est = max(lo, e_lo), max(up, e_up), max(est, e_est)
-            return self._interval(lo, est, up, self._method(
-                "SampledComposePRV (GG paper Alg. 5-6, Thm 6)"), det)
+            trip = [seed_epsilon(y, tau, eta, delta)
+                    for y, tau, eta, _ in self._pick(res, direction).values()]
+            lo, est, up = (max(0.0, *(x[i] for x in trip)) for i in range(3))
+            return self._interval(lo, est, up, self._method(SEED_METHOD), det)
         bounds, det = self._envelope_bounds(delta)
         bounds = self._pick(bounds, direction)
         trip = [b.epsilon(delta) for b in bounds.values()]
@@ -620,21 +405,15 @@ class SampledAccountant(PrivacyAccountant):
 
         ``direction="remove"`` / ``"add"`` answers one direction; ``None`` (default) the
         maximum over both."""
-        from ...engine import delta_of_eps
-
         epsilon = v.nonnegative("epsilon", epsilon)
         if direction is not None:
             as_direction(direction)
         if self.certify == "seed":
             res, det = self._seed(float(self.seed_params.get("delta_ref", 1e-6)))
-            lo = est = up = 0.0
-            for y, tau, eta, _ in self._pick(res, direction).values():
-                vals = y.values
-                lo = max(lo, delta_of_eps(vals, y.probs, 0.0, epsilon + tau) - eta)
-                up = max(up, delta_of_eps(vals, y.probs, 0.0, max(epsilon - tau, 0.0)) + eta)
-                est = max(est, delta_of_eps(vals, y.probs, 0.0, epsilon))
-            return self._interval(max(lo, 0.0), est, min(up, 1.0), self._method(
-                "SampledComposePRV (GG paper Alg. 5-6, Thm 6)"), det)
+            trip = [seed_delta(y, tau, eta, epsilon)
+                    for y, tau, eta, _ in self._pick(res, direction).values()]
+            lo, est, up = (max(0.0, *(x[i] for x in trip)) for i in range(3))
+            return self._interval(lo, est, min(up, 1.0), self._method(SEED_METHOD), det)
         bounds, det = self._envelope_bounds(None)
         bounds = self._pick(bounds, direction)
         trip = [b.delta(epsilon) for b in bounds.values()]
@@ -652,7 +431,7 @@ class SampledAccountant(PrivacyAccountant):
 
     def empirical(self, mechanism: object) -> EmpiricalPRV:
         """The cached envelope histograms of a composed ``mechanism`` (sampling if needed)."""
-        k = _key(mechanism)
+        k = key_of(mechanism)
         if k not in self._entries:
             raise ValueError(f"{mechanism!r} has not been composed")
         if isinstance(mechanism, EmpiricalPRV):

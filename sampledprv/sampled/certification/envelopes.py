@@ -85,7 +85,7 @@ def envelope(hist: LossHistogram, alpha: float, *, tail: Optional["TailBound"] =
              floor: float = 1e-16, max_extend: Optional[int] = None) -> Envelope:
     r"""Envelopes of ``hist`` valid simultaneously with probability ``>= 1 - alpha``.
 
-    ``tail`` (a :class:`~sampledprv.sampled.certification.tails.TailBound`: Renyi/Chernoff bounds and
+    ``tail`` (a :class:`~.tails.TailBound`: Renyi/Chernoff bounds and
     a loss range) tightens the upper envelope: at every threshold the tail bound is
     :math:`\min(U_j, C(t_j))`, :math:`C` the deterministic tail bound; beyond the window
     the lattice is continued with :math:`\min(U_b, C(t_j))` (mass rounded up to the next

@@ -18,8 +18,8 @@ When the floor does not apply.  A Renyi bound or a bounded loss range
 (:mod:`sampledprv.sampled.certification.tails`) bounds the unseen tail deterministically: the upper
 envelope follows the Chernoff tail beyond the window and leaves only a negligible mass
 (about ``1e-16`` over the whole composition) at :math:`+\infty`, so every ``n`` gives a
-finite bound and the width alone decides ``n`` (:func:`~sampledprv.sampled.certification.planner.plan_samples` extrapolates it
-from a pilot run that uses the same tail bound).
+finite bound and the width alone decides ``n`` (:func:`~.planner.plan_samples`
+extrapolates it from a pilot run that uses the same tail bound).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import math
 from typing import Optional
 
 from .envelopes import tests_per_histogram
-from .tails import tail_bound
+from .tail_sources import tail_bound
 
 __all__ = ["min_samples", "tail_source"]
 

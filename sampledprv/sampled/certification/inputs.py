@@ -24,8 +24,10 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..draws.ars import AdaptiveRejectionSampler
-from ..draws.rng import seed_states
-from .tails import RenyiInput, TailBound, as_loss_range, as_renyi
+from ..draws.user_fills import fill_as_sampler, make_fill, scalar_as_vector
+from .input_checks import (call_logdensity, call_sampler, check_range, markov_check,
+                           normalize_tails, numeric, ratio_mean)
+from .tail_inputs import RenyiInput
 
 __all__ = ["LogDensityPair", "PrivacyLossSampler", "LossSamplerFn"]
 
@@ -33,200 +35,6 @@ __all__ = ["LogDensityPair", "PrivacyLossSampler", "LossSamplerFn"]
 LossSamplerFn = Callable[[np.random.Generator, int], np.ndarray]
 
 _CHECK_N = 4096
-
-
-def _normalize_tails(obj: object) -> None:
-    """Validate ``renyi``/``loss_range`` of a frozen input; tables become hashable."""
-    object.__setattr__(obj, "renyi", as_renyi(obj.renyi))  # type: ignore[attr-defined]
-    lr = as_loss_range(obj.loss_range)  # type: ignore[attr-defined]
-    if lr is not None and lr[0] == lr[1]:
-        lr = lr[0]
-    object.__setattr__(obj, "loss_range", lr)
-
-
-def _check_range(obj: object, y: np.ndarray, direction: str) -> None:
-    lr = as_loss_range(obj.loss_range)  # type: ignore[attr-defined]
-    if lr is not None:
-        lo, hi = lr[0] if direction == "remove" else lr[1]
-        TailBound(np.zeros(0), np.zeros(0), lo, hi).check_values(
-            y, getattr(obj, "name", type(obj).__name__), direction)
-
-
-def _finite_or_raise(values: np.ndarray, w: np.ndarray, what: str) -> None:
-    bad = np.flatnonzero(np.isnan(values))
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(
-            f"{what} returned NaN at w = {np.asarray(w)[i]!r} ({bad.size} of {values.size} "
-            "draws); make it return a number (-inf where the density is zero) for every "
-            "output its sampler can produce")
-
-
-def _numeric(value: object, name: str) -> np.ndarray:
-    """``value`` (what the user's function ``name`` returned) as a float64 array.
-
-    Raises :class:`ValueError` naming the function when it returned something that is
-    not numbers (strings, objects, complex values): numpy would otherwise convert
-    numeric strings silently or fail with its own message."""
-    try:
-        arr = np.asarray(value)
-    except Exception as err:  # noqa: BLE001 - ragged lists and the like
-        raise ValueError(f"{name} returned a {type(value).__name__} that is not an array "
-                         f"of numbers ({err}); it must return a float array") from None
-    if arr.dtype.kind not in "biuf":
-        example = arr.reshape(-1)[0] if arr.size else value
-        raise ValueError(
-            f"{name} returned values of dtype {arr.dtype} (first: {example!r}, "
-            f"{type(example).__name__}); it must return numbers, e.g. a float64 numpy array")
-    return arr.astype(np.float64, copy=False)
-
-
-def _call_sampler(fn: LossSamplerFn, rng: np.random.Generator, size: int, name: str,
-                  dim: Optional[int] = None) -> np.ndarray:
-    out = _numeric(fn(rng, size), name)
-    if out.ndim == 0 or out.shape[0] != size or out.ndim > 2:
-        raise ValueError(
-            f"{name}(rng, size={size}) returned an array of shape {out.shape}; it must "
-            f"return shape ({size},) for scalar outputs or ({size}, d) for vector outputs")
-    if dim is not None and out.ndim == 2 and out.shape[1] != dim:
-        raise ValueError(f"{name} returned outputs of dimension {out.shape[1]} but the "
-                         f"other sampler returns dimension {dim}; both must agree")
-    if np.isnan(out).any():
-        i = int(np.flatnonzero(np.isnan(out).reshape(size, -1).any(axis=1))[0])
-        raise ValueError(f"{name} returned NaN (first at draw {i}: {out[i]!r}); fix the "
-                         "sampler so that it only returns outputs of the mechanism")
-    return out
-
-
-def _ratio_mean(log_ratio: np.ndarray) -> tuple[float, float]:
-    """Mean and standard error of ``exp(log_ratio)``, computed in log space so that
-    neither overflows (a huge ratio gives a huge finite mean, never ``inf``/``nan``)."""
-    finite = log_ratio[np.isfinite(log_ratio)]
-    if np.any(log_ratio == np.inf):
-        return math.inf, 0.0
-    if finite.size == 0:
-        return 0.0, 0.0
-    top = float(finite.max())
-    scaled = np.exp(log_ratio - top)               # in [0, 1]; -inf gives 0
-    m, sd = float(scaled.mean()), float(scaled.std())
-    scale = math.exp(min(top, 700.0))
-    return m * scale, sd * scale / math.sqrt(log_ratio.size)
-
-
-#: false-alarm level of each Markov count test in :meth:`LogDensityPair.check`
-_MARKOV_LOG_LEVEL = math.log(1e12)
-
-
-def _markov_check(log_ratio: np.ndarray, which: str, other_name: str) -> None:
-    r"""Raise when the draws cannot come from ``exp(log{which})``.
-
-    For draws from :math:`P`, :math:`R = q/p` has :math:`E[R] \le 1`, so by Markov
-    :math:`P(R \ge x) \le 1/x` whatever the tails: the number of draws with
-    :math:`R \ge x` is dominated by a binomial with rate :math:`1/x`.  Counts far above
-    it (Bernstein's bound at level ``1e-12`` per threshold) mean that the sampler
-    does not draw from ``exp(log{which})``.  Unlike the mean, this statistic cannot
-    overflow or be drowned by one huge ratio."""
-    n = log_ratio.size
-    for x_log in np.log(2.0) * np.arange(1, 64):
-        count = int(np.count_nonzero(log_ratio >= x_log))
-        rate = math.exp(-x_log)
-        allowed = n * rate + math.sqrt(2.0 * n * rate * _MARKOV_LOG_LEVEL) \
-            + _MARKOV_LOG_LEVEL / 3.0
-        if count > allowed:
-            raise ValueError(
-                f"sample_{which} does not look like it draws from exp(log{which}): "
-                f"{count} of {n} draws have exp({other_name} - log{which}) >= "
-                f"{math.exp(x_log):.3g}, but for draws from exp(log{which}) at most about "
-                f"{allowed:.0f} can (Markov's inequality, E[exp({other_name} - "
-                f"log{which})] <= 1). Check that sample_{which} samples the density "
-                f"exp(log{which}) (same location, scale and parameterization), and that "
-                f"log{which} and {other_name} are normalized consistently")
-        if count == 0:
-            return
-
-
-def _call_logdensity(fn: Callable[[np.ndarray], np.ndarray], w: np.ndarray,
-                     name: str) -> np.ndarray:
-    out = _numeric(fn(w), name)
-    if out.shape != (w.shape[0],):
-        raise ValueError(
-            f"{name}(w) with w of shape {w.shape} returned shape {out.shape}; it must be "
-            f"vectorized and return one log-density per output, shape ({w.shape[0]},)")
-    _finite_or_raise(out, w, name)
-    if np.any(out == np.inf):
-        i = int(np.flatnonzero(out == np.inf)[0])
-        raise ValueError(f"{name} returned +inf at w = {w[i]!r}; a log-density must be "
-                         "finite or -inf")
-    return out
-
-
-_JIT_CACHE: dict = {}
-
-
-def _jit_helpers() -> tuple:
-    """Numba drivers (built once): run a kernel-form ``fill``/``sample``/``logf`` from Python."""
-    if not _JIT_CACHE:
-        from numba import njit
-
-        @njit
-        def run_fill(fill, states, out):  # pragma: no cover - numba
-            fill(states[0], out)
-
-        @njit
-        def run_draw(sample, states, out):  # pragma: no cover - numba
-            for i in range(out.shape[0]):
-                out[i] = sample(states[0])
-
-        @njit
-        def run_map(f, x, out):  # pragma: no cover - numba
-            for i in range(x.shape[0]):
-                out[i] = f(x[i])
-        _JIT_CACHE.update(fill=run_fill, draw=run_draw, map=run_map)
-    return _JIT_CACHE["fill"], _JIT_CACHE["draw"], _JIT_CACHE["map"]
-
-
-def _states(rng: np.random.Generator) -> np.ndarray:
-    return seed_states(np.random.SeedSequence(int(rng.integers(2**63))), 1)
-
-
-def _fill_as_sampler(fill: Callable) -> LossSamplerFn:
-    """A kernel-form ``fill(state, out)`` as a numpy-style ``sample(rng, size)``."""
-    def f(rng: np.random.Generator, size: int) -> np.ndarray:
-        out = np.empty(size)
-        _jit_helpers()[0](fill, _states(rng), out)
-        return out
-    return f
-
-
-def _scalar_as_vector(sample: Callable, logp: Callable, logq: Callable) -> tuple:
-    """Kernel-form scalar ``sample(state)``, ``logp(w)``, ``logq(w)`` as numpy callables."""
-    _, draw, vmap = _jit_helpers()
-
-    def s(rng: np.random.Generator, size: int) -> np.ndarray:
-        out = np.empty(size)
-        draw(sample, _states(rng), out)
-        return out
-
-    def lift(f: Callable) -> Callable:
-        def g(w: np.ndarray) -> np.ndarray:
-            w = np.ascontiguousarray(w, dtype=np.float64)
-            out = np.empty(w.shape[0])
-            vmap(f, w, out)
-            return out
-        return g
-    return s, lift(logp), lift(logq)
-
-
-def _make_fill(sample: Callable, logp: Callable, logq: Callable, sign: float) -> Callable:
-    """Fused ``fill(state, out)``: draw w, write ``sign * (logp(w) - logq(w))``."""
-    from numba import njit
-
-    @njit
-    def fill(state, out):  # pragma: no cover - numba
-        for i in range(out.shape[0]):
-            w = sample(state)
-            out[i] = sign * (logp(w) - logq(w))
-    return fill
 
 
 @dataclass(frozen=True)
@@ -261,9 +69,10 @@ class LogDensityPair:
         order :math:`\lambda > 1` and direction ``"remove"`` (:math:`D_\lambda(P\|Q)`)
         or ``"add"`` (:math:`D_\lambda(Q\|P)`), ``math.inf`` where none is known; or a
         table ``{order: value}`` (both directions) or ``{"remove": {...}, "add": {...}}``
-        (stored as a :class:`~sampledprv.sampled.certification.tails.RenyiTable`).  The sampled
-        accountant bounds the unseen tail with it (no sample floor); the certificate
-        is then conditional on the bound, which is checked against the samples.
+        (stored as a :class:`~sampledprv.sampled.certification.tail_inputs.RenyiTable`).
+        The sampled accountant bounds the unseen tail with it (no sample floor); the
+        certificate is then conditional on the bound, which is checked against the
+        samples.
     loss_range : (float, float), optional
         ``(lo, hi)`` with :math:`lo \le \log p/q \le hi` for every output (bounded
         losses, e.g. pure-DP mechanisms); or ``{"remove": (lo, hi), "add": (lo, hi)}``
@@ -287,7 +96,7 @@ class LogDensityPair:
     loss_range: Optional[tuple] = None
 
     def __post_init__(self) -> None:
-        _normalize_tails(self)
+        normalize_tails(self)
         if self.kernel and (self.sample_p is None or self.sample_q is None):
             raise ValueError("kernel=True needs jitted sample_p(state) and sample_q(state)")
         for f in ("logp", "logq"):
@@ -303,8 +112,8 @@ class LogDensityPair:
         """``(sample_p, sample_q, logp, logq)`` in the vectorized numpy form."""
         if not self.kernel:
             return self._sampler("p"), self._sampler("q"), self.logp, self.logq
-        sp_, lp, lq = _scalar_as_vector(self.sample_p, self.logp, self.logq)
-        sq_, _, _ = _scalar_as_vector(self.sample_q, self.logp, self.logq)
+        sp_, lp, lq = scalar_as_vector(self.sample_p, self.logp, self.logq)
+        sq_, _, _ = scalar_as_vector(self.sample_q, self.logp, self.logq)
         return sp_, sq_, lp, lq
 
     def _sampler(self, which: str) -> LossSamplerFn:
@@ -327,9 +136,9 @@ class LogDensityPair:
         name = f"sample_{which}"
 
         def f(rng: np.random.Generator, size: int) -> np.ndarray:
-            w = _call_sampler(draw, rng, size, name)
-            lp = _numeric(logp(w), "logp")
-            lq = _numeric(logq(w), "logq")
+            w = call_sampler(draw, rng, size, name)
+            lp = numeric(logp(w), "logp")
+            lq = numeric(logq(w), "logq")
             if lp.shape != (size,) or lq.shape != (size,):
                 raise ValueError(f"logp/logq must return shape ({size},), got {lp.shape} "
                                  f"and {lq.shape}")
@@ -341,7 +150,7 @@ class LogDensityPair:
                     f"privacy loss is NaN at w = {w[i]!r} (logp = {lp[i]}, logq = {lq[i]}); "
                     f"the {name} sampler produced an output where logp/logq are NaN or both "
                     "-inf: fix the log-densities (use log-space formulas) or the sampler")
-            _check_range(self, loss, direction)
+            check_range(self, loss, direction)
             return loss
         return f
 
@@ -352,7 +161,7 @@ class LogDensityPair:
             fills = self.__dict__.setdefault("_fills", {})
             if direction not in fills:
                 sample = self.sample_p if direction == "remove" else self.sample_q
-                fills[direction] = _make_fill(sample, self.logp, self.logq,
+                fills[direction] = make_fill(sample, self.logp, self.logq,
                                               1.0 if direction == "remove" else -1.0)
             return fills[direction]
         return self.numpy_loss_sampler(direction)
@@ -378,10 +187,10 @@ class LogDensityPair:
             fn = s_p if which == "p" else s_q
             if fn is None:
                 continue
-            w = _call_sampler(fn, rng, n, f"sample_{which}", dim)
+            w = call_sampler(fn, rng, n, f"sample_{which}", dim)
             dim = w.shape[1] if w.ndim == 2 else None
-            lo = _call_logdensity(own, w, f"log{which}")
-            lt = _call_logdensity(other, w, "logq" if which == "p" else "logp")
+            lo = call_logdensity(own, w, f"log{which}")
+            lt = call_logdensity(other, w, "logq" if which == "p" else "logp")
             if np.any(lo == -np.inf):
                 i = int(np.flatnonzero(lo == -np.inf)[0])
                 raise ValueError(
@@ -389,12 +198,12 @@ class LogDensityPair:
                     f"sampler and log{which} disagree (the sampler must draw from "
                     f"exp(log{which}))")
             with np.errstate(invalid="ignore"):
-                _check_range(self, lo - lt, "remove" if which == "p" else "add")
+                check_range(self, lo - lt, "remove" if which == "p" else "add")
             log_ratio = lt - lo                     # log q/p at draws from p (or p/q)
-            mean, se = _ratio_mean(log_ratio)
+            mean, se = ratio_mean(log_ratio)
             report[f"E_{which}[ratio]"] = (mean, se)
             other_name = "logq" if which == "p" else "logp"
-            _markov_check(log_ratio, which, other_name)
+            markov_check(log_ratio, which, other_name)
             if mean > 1.0 + max(6.0 * se, 0.02):
                 raise ValueError(
                     f"logp and logq do not look normalized consistently: the Monte Carlo "
@@ -469,7 +278,7 @@ class PrivacyLossSampler:
     loss_range: Optional[tuple] = None
 
     def __post_init__(self) -> None:
-        _normalize_tails(self)
+        normalize_tails(self)
         if not callable(self.sample_remove):
             raise ValueError(f"sample_remove must be callable, got {self.sample_remove!r}")
         if self.sample_add is not None and not callable(self.sample_add):
@@ -484,10 +293,10 @@ class PrivacyLossSampler:
             else self.sample_add
         name = "sample_remove" if fn is self.sample_remove else "sample_add"
         if self.kernel:
-            fn = _fill_as_sampler(fn)
+            fn = fill_as_sampler(fn)
 
         def f(rng: np.random.Generator, size: int) -> np.ndarray:
-            out = _numeric(fn(rng, size), name)
+            out = numeric(fn(rng, size), name)
             if out.shape != (size,):
                 raise ValueError(f"{name}(rng, size={size}) returned shape {out.shape}; a "
                                  f"privacy-loss sampler must return shape ({size},)")
@@ -495,7 +304,7 @@ class PrivacyLossSampler:
                 i = int(np.flatnonzero(np.isnan(out))[0])
                 raise ValueError(f"{name} returned NaN (first at draw {i} of {size}); "
                                  "return +inf for infinite loss, never NaN")
-            _check_range(self, out, direction)
+            check_range(self, out, direction)
             return out
         return f
 
@@ -513,7 +322,7 @@ class PrivacyLossSampler:
         report = {}
         for d in (("remove",) if self.symmetric else ("remove", "add")):
             y = self.numpy_loss_sampler(d)(rng, n)
-            _check_range(self, y, d)
+            check_range(self, y, d)
             r = np.exp(-np.clip(y, -700, None))
             mean, se = float(r.mean()), float(r.std() / math.sqrt(n))
             report[f"E[exp(-Y_{d})]"] = (mean, se)

@@ -32,7 +32,7 @@ from ..histograms.histogram import LossHistogram
 from ..histograms.kernels import loss_histogram
 from ..histograms.window import choose_window
 from .accountant import SampledAccountant
-from .tails import compose_kwargs
+from .tail_sources import compose_kwargs
 from .twolevel import bins_for
 
 __all__ = ["WidthPrediction", "predict_width", "n_for_width", "samples_for_width",

@@ -22,14 +22,21 @@ Used by ``SampledAccountant(certify="seed")``; see :func:`seed_pmf`,
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-from ...engine import LatticePMF
+from ... import _validation as v
+from ...engine import LatticePMF, delta_of_eps, eps_of_delta
 from ..histograms.histogram import LossHistogram
+from .envelopes import cp_upper
 
-__all__ = ["seed_pmf", "circular_compose", "seed_tau_eta", "seed_default_params"]
+__all__ = ["seed_pmf", "circular_compose", "seed_tau_eta", "seed_default_params", "seed_grid",
+           "seed_window", "seed_half", "seed_direction", "seed_epsilon", "seed_delta",
+           "SEED_METHOD"]
+
+#: the method, in words (:attr:`Interval.method`)
+SEED_METHOD = "SampledComposePRV (GG paper Alg. 5-6, Thm 6)"
 
 
 def seed_pmf(hist1: LossHistogram, mean2: float, L: float, h: float) -> LatticePMF:
@@ -130,3 +137,95 @@ def seed_default_params(*, k: int, n: int, L: float, delta: float,
             best = (tau, h, s)
     assert best is not None
     return {"L": L, "h": best[1], "s": best[2], "t": t}
+
+
+def seed_grid(L: float, h: float, max_grid: int) -> int:
+    """Half-width ``m`` (in cells) of the grid ``[-L, L]`` on mesh ``h``; a
+    :class:`ValueError` when ``2m + 1`` points exceed ``max_grid``."""
+    L = v.positive("seed_params['L']", L)
+    h = v.positive("seed_params['h']", h)
+    cells = L / h
+    if not cells < max_grid:
+        raise ValueError(
+            f"certify='seed' needs a grid of 2L/h = {2 * cells + 1:,.0f} points (L={L:.4g}, "
+            f"h={h:.4g}), above max_grid={max_grid:,}; pass a larger "
+            "seed_params['h'] (or a smaller 'L') or raise max_grid")
+    m = int(round(cells - 0.5))
+    if 2 * m + 1 > max_grid:
+        raise ValueError(
+            f"certify='seed' needs a grid of 2L/h = {2 * m + 1:,} points (L={L:.4g}, "
+            f"h={h:.4g}), above max_grid={max_grid:,}; pass a larger "
+            "seed_params['h'] (or a smaller 'L') or raise max_grid")
+    return m
+
+
+def seed_window(tail_of_sum: Callable[[float], float], top: float, *, k: int, n: int,
+                delta: float) -> float:
+    r"""A default ``L``: the smallest ``a`` (bisection in ``[0, max(top, 1e-3)]``) with
+    certified :math:`P[|\sum Y_i| \ge a] \le \delta/20` (``tail_of_sum``), plus the
+    ``t`` of :func:`seed_default_params` at ``L = a``."""
+    target = max(delta / 20.0, 1e-300)
+    lo_a, hi_a = 0.0, max(top, 1e-3)
+    for _ in range(60):
+        mid = 0.5 * (lo_a + hi_a)
+        if tail_of_sum(mid) <= target:
+            hi_a = mid
+        else:
+            lo_a = mid
+    return hi_a + seed_default_params(k=k, n=n, L=hi_a, delta=delta)["t"]
+
+
+def seed_half(hist1: LossHistogram, hist2: LossHistogram, L: float, h: float, fine: int,
+              a: float) -> tuple[LatticePMF, float, int]:
+    r"""One mechanism's part of Algorithm 5 from its two half-histograms on ``[-L, L]``.
+
+    ``hist1`` has mesh ``h``, ``hist2`` mesh ``h / fine`` (its mean from bin midpoints).
+    Returns the sampled PRV (:func:`seed_pmf`), the Clopper-Pearson upper bound at level
+    ``a`` on :math:`P[|Y| \ge L]` from ``hist1``'s out-of-window draws, and the smaller
+    number of in-window draws of the two halves.
+    """
+    c2 = np.asarray(hist2.counts, dtype=np.float64)
+    x2 = -L + (np.arange(c2.size) + 0.5) * (h / fine)
+    mean2 = float(np.dot(c2, x2) / max(c2.sum(), 1.0))
+    out1 = hist1.n - int(np.sum(hist1.counts))
+    n_in = int(min(np.sum(hist1.counts), np.sum(hist2.counts)))
+    tail = float(cp_upper(np.array([out1]), hist1.n, a)[0])
+    return seed_pmf(hist1, mean2, L, h), tail, n_in
+
+
+def seed_direction(parts: Sequence[tuple[tuple[LatticePMF, float, int], int]], *, m: int,
+                   n: int, L: float, h: float, s: float, t: float, fine: int,
+                   tail_sum: float) -> tuple[LatticePMF, float, float, dict]:
+    r"""Algorithm 6 and Theorem 6 for one direction: ``(Y_hat, tau, eta, eta terms)``.
+
+    ``parts`` are ``(seed_half(...), count)`` of the composed mechanisms; ``n`` the
+    in-window draws per half (the smallest over the mechanisms); ``tail_sum`` a
+    certified bound on :math:`P[|\sum Y_i| \ge L - t]`.  ``tau`` includes
+    ``h / (2 fine)``, the error of the midpoint mean of :func:`seed_half`.
+    """
+    k = sum(c for _, c in parts)
+    tails = [half[1] for half, c in parts for _ in range(c)]
+    tau, eta, terms = seed_tau_eta(k=k, n=n, L=L, h=h, s=s, t=t, tail_single=tails,
+                                   tail_sum=tail_sum)
+    tau += h / fine / 2.0
+    y_hat = circular_compose([(half[0], c) for half, c in parts], m)
+    return y_hat, tau, eta, terms
+
+
+def seed_epsilon(y: LatticePMF, tau: float, eta: float, delta: float) -> tuple[float, float, float]:
+    r"""Theorem 6 at :math:`\delta`: ``(lower, estimate, upper)`` on
+    :math:`\varepsilon(\delta)` (upper ``inf`` unless ``delta > eta``)."""
+    vals = y.values
+    up = eps_of_delta(vals, y.probs, 0.0, delta - eta) + tau if delta > eta else math.inf
+    lo = max(eps_of_delta(vals, y.probs, 0.0, min(delta + eta, 1.0)) - tau, 0.0)
+    return lo, eps_of_delta(vals, y.probs, 0.0, delta), up
+
+
+def seed_delta(y: LatticePMF, tau: float, eta: float,
+               epsilon: float) -> tuple[float, float, float]:
+    r"""Theorem 6 at :math:`\varepsilon`: ``(lower, estimate, upper)`` on
+    :math:`\delta(\varepsilon)` (not yet clipped to ``[0, 1]``)."""
+    vals = y.values
+    lo = delta_of_eps(vals, y.probs, 0.0, epsilon + tau) - eta
+    up = delta_of_eps(vals, y.probs, 0.0, max(epsilon - tau, 0.0)) + eta
+    return lo, delta_of_eps(vals, y.probs, 0.0, epsilon), up

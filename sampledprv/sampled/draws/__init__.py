@@ -10,5 +10,6 @@ The bottom layer of :mod:`sampledprv.sampled`: it imports nothing from
 * :mod:`._fastpow`, :mod:`._ggblock` -- block-wise GG draws and powers (the GG hot path);
 * :mod:`._mechloss` -- the compiled privacy-loss draws of the built-in specs;
 * :mod:`.hooks` -- the methods a user source implements (``loss_sampler``, ...);
+* :mod:`.user_fills` -- user samplers and log-densities in kernel form as fills;
 * :mod:`.torch_draws` -- the same losses drawn with torch on any device.
 """

@@ -68,7 +68,6 @@ tabulated-law kind of ``builtin_fill`` was added that way).
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from typing import Any, Callable
 

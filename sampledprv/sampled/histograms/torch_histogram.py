@@ -1,8 +1,8 @@
 r"""Torch sampling backend, the histograms: draw and bin on a torch device.
 
-:func:`torch_loss_histogram` draws with :func:`~sampledprv.sampled.draws.torch_draws.torch_loss_sampler`
-on ``device`` and bins there (float64 throughout); only the ``bins + 5`` counts come back
-to the host.
+:func:`torch_loss_histogram` draws with
+:func:`~sampledprv.sampled.draws.torch_draws.torch_loss_sampler` on ``device`` and bins
+there (float64 throughout); only the ``bins + 5`` counts come back to the host.
 
 Reproducibility.  A histogram of ``n`` draws with seed ``s`` is drawn in chunks of
 ``chunk`` draws from one :class:`torch.Generator` on ``device`` seeded from ``s``:
@@ -41,8 +41,8 @@ def torch_loss_histogram(mechanism: Any, direction: str, *, n: int, lo: float, h
     """Histogram of ``n`` privacy losses drawn and binned with torch on ``device``.
 
     Same :class:`~sampledprv.sampled.histograms.histogram.LossHistogram` contract and
-    binning as :func:`sampledprv.sampled.histograms.kernels.loss_histogram`; memory is flat in ``n`` (about
-    ten float64 tensors of ``chunk`` entries on the device).
+    binning as :func:`sampledprv.sampled.histograms.kernels.loss_histogram`; memory is
+    flat in ``n`` (about ten float64 tensors of ``chunk`` entries on the device).
     """
     torch = require_torch()
     n, lo, h, bins = check_window(n, lo, h, bins)
