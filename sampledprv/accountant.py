@@ -31,14 +31,18 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numpy as np
+
 
 from . import _validation as v
 from .advice import AdvisedError, Remedy
 from .engine.compose import ComposedPMF, GridTooLargeError, compose_lattices
 from .engine.curve import PrivacyCurve
 from .engine.discretize import Discretized, discretize, relative_terms
-from .engine.grid_plan import check_composition
-from .engine.evolving import compose_two_level, split_count
+from .engine.core_tail import split_step, tail_cap, tail_mixture
+from .engine.grid_plan import check_composition, composed_width
+from .engine.regrid import regrid
+from .engine.evolving import LevelPlan, compose_tree, level_tail_masses, plan_cost, plan_levels
 from .engine.exact_atoms import MAX_ATOMS, compose_atoms, enumeration_size
 from .engine.online import Outgrown
 from ._online import OnlinePlan
@@ -53,17 +57,32 @@ __all__ = ["Accountant"]
 METHOD = "mean-preserving discretization + Hoeffding coupling (GLW Thm 5.5) + FFT"
 METHOD_ONLINE = ("mean-preserving discretization + Hoeffding coupling (GLW Thm 5.5) + online "
                  "FFT spectra read by Plancherel sums")
-METHOD_TWO_LEVEL = ("mean-preserving discretization + two-level FFT with randomized regridding "
-                    "+ Azuma-Hoeffding coupling")
+METHOD_MULTI_LEVEL = ("mean-preserving discretization + multi-level FFT with randomized "
+                      "regridding + Azuma-Hoeffding coupling")
 METHOD_EXACT = ("exact enumeration of the composed atoms (count vectors), certified "
                 "floating-point bounds; no discretization")
 
 # shares of delta_error
 _HOEFFDING, _OUTSIDE, _SPILL = 0.5, 0.2, 0.1   # spill share is per side
-#: self-compositions at least this long use the two-level scheme (engine/evolving.py)
-_TWO_LEVEL_COUNT = 16384
-#: share of the rounding-variance budget spent on the fine level of the two-level scheme
-_FINE_SHARE = 0.7
+#: self-compositions at least this long use the multi-level scheme (engine/evolving.py)
+_MULTI_LEVEL_COUNT = 16384
+#: expected number of tail steps of a split law (engine/core_tail.py)
+_TAIL_STEPS = 2.0
+#: directions are built in parallel threads only below this FFT length (peak memory)
+_PARALLEL_GRID = 2**23
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What :meth:`Accountant._plan` decides: the tree, its Azuma variance, the core/tail
+    cut points per (mechanism, direction) and the tail-step cap ``J`` per mechanism (with
+    its binomial tail bound)."""
+
+    tree: LevelPlan
+    variance: float
+    cuts: dict
+    caps: dict
+    largest: int = 0      # predicted longest FFT of the tree
 
 
 @dataclass(frozen=True)
@@ -246,25 +265,59 @@ class Accountant(PrivacyAccountant):
         """Round a mesh down to the ladder 2^(j/4) so that caches survive small changes."""
         return 2.0 ** (math.floor(4.0 * math.log2(h)) / 4.0)
 
-    def _plan(self, composition: dict[Mechanism, int]) -> tuple[float, int, dict, float]:
-        r"""Mesh ``h``, coarse factor (1 = single level), splits, and the Azuma variance.
+    def _plan(self, composition: dict[Mechanism, int], tau: float = 1e-20,
+              directions: tuple[str, ...] = ("remove",)) -> "_Plan":
+        r"""The composition tree, the core/tail cuts and the Azuma variance.
 
         The rounding errors enter one Azuma-Hoeffding bound
-        :math:`P(\sum > t) \le \exp(-2t^2/V)`; the budget :math:`V^* = 2t^2/\log(1/\delta_H)`
-        is spent on the fine level only (``V = K h^2``) for short compositions, and split
-        between the fine and the coarse level (``_FINE_SHARE``) for long ones."""
+        :math:`P(\sum > t) \le \exp(-2t^2/V)` with budget
+        :math:`V^* = 2t^2/\log(1/\delta_H)`.  Short compositions spend it on the fine
+        mesh alone (``V = K h^2``).  When a self-composition reaches
+        ``_MULTI_LEVEL_COUNT``, continuous laws are split into core and tail
+        (:mod:`sampledprv.engine.core_tail`; about ``_TAIL_STEPS`` tail steps expected)
+        and the tree of :func:`~sampledprv.engine.evolving.plan_levels` (multi-level,
+        randomized regridding) shares the budget between its levels."""
         t = self.eps_error
         v_star = 2.0 * t * t / math.log(1.0 / (_HOEFFDING * self.delta_error))
-        k_total = sum(composition.values())
-        if max(composition.values()) < _TWO_LEVEL_COUNT:
-            h = self._snap(math.sqrt(v_star / k_total))
-            return h, 1, {}, k_total * h * h
-        h = self._snap(math.sqrt(_FINE_SHARE * v_star / k_total))
-        splits = {m: split_count(c) for m, c in composition.items()}
-        events = sum(sp_.coarse_events for sp_ in splits.values())
-        factor = max(1, int(math.sqrt((1.0 - _FINE_SHARE) * v_star / events) / h))
-        variance = k_total * h * h + events * (factor * h) ** 2
-        return h, factor, splits, variance
+        counts = list(composition.values())
+        k_total = sum(counts)
+        if max(counts) < _MULTI_LEVEL_COUNT:
+            plan = LevelPlan(self._snap(math.sqrt(v_star / k_total)))
+            return _Plan(plan, plan.rounding_variance(counts), {}, {})
+        cuts: dict[tuple[Mechanism, str], tuple[float, float]] = {}
+        caps: dict[Mechanism, tuple[int, float]] = {}
+        coarse: list = []
+        n_split = sum(1 for m, c in composition.items() if c >= _MULTI_LEVEL_COUNT)
+        for mech, count in composition.items():
+            laws = {d: privacy_loss(mech, d) for d in directions}
+            split = count >= _MULTI_LEVEL_COUNT and all(
+                law.cont_mass > 0 and not law.atom_values.size and law.p_pos_inf == 0
+                for law in laws.values())
+            for direction, law in laws.items():
+                if split:
+                    side = _TAIL_STEPS / (2.0 * count)
+                    lo, hi = law.lower_point(side), law.upper_point(side)
+                    cuts[(mech, direction)] = (lo, hi)
+                    step = max(hi - lo, 1e-12) / 2048
+                    window = (int(np.floor(lo / step + 0.5)), int(np.floor(hi / step + 0.5)))
+                    coarse.append(discretize(law, step, 0.0, window=window).pmf.trimmed())
+                else:
+                    lo, hi = law.lower_point(tau), law.upper_point(tau)
+                    coarse.append(discretize(law, max(hi - lo, 1e-12) / 2048, tau).pmf.trimmed())
+            if split:
+                caps[mech] = tail_cap(count, _TAIL_STEPS / count * (1.0 + 1e-9),
+                                      _OUTSIDE * self.delta_error / (2.0 * n_split))
+        tree_counts = [c - caps.get(m, (0, 0.0))[0] for m, c in composition.items()]
+        extra = sum(j for j, _ in caps.values())
+        try:
+            width = composed_width(coarse, max(tree_counts))
+            plan = plan_levels(tree_counts, v_star, width, snap=self._snap,
+                               max_size=self.max_grid_size, extra_top=extra)
+        except GridTooLargeError as err:
+            raise self._grid_error(err, k_total, self._snap(math.sqrt(v_star / k_total))) \
+                from None
+        largest = plan_cost(plan, tree_counts, width)[1] if plan.levels else 0
+        return _Plan(plan, plan.rounding_variance(tree_counts, extra), cuts, caps, largest)
 
     def _build(self) -> dict[str, _DirectionCurve]:
         if self._curves is not None:
@@ -280,26 +333,34 @@ class Accountant(PrivacyAccountant):
         if exact is not None:
             return exact
         k_total = sum(composition.values())
-        h, factor, splits, variance = self._plan(composition)
-        hoeffding = math.exp(-2.0 * self.eps_error ** 2 / variance)
         tau = _OUTSIDE * self.delta_error / (2.0 * k_total)
         tau = 10.0 ** math.floor(math.log10(tau))
         symmetric = all(m.symmetric for m in composition)
         directions = ("remove",) if symmetric else ("remove", "add")
-        n_inner = sum(sp_.coarse_events for sp_ in splits.values()) if factor > 1 else 1
+        decided = self._plan(composition, tau, directions)
+        plan, variance = decided.tree, decided.variance
+        h = plan.h
+        hoeffding = math.exp(-2.0 * self.eps_error ** 2 / variance)
+        meshes, nodes = plan.meshes, plan.node_counts
+        top_factor = int(round(meshes[-1] / h))
+        inner_budget = _SPILL * self.delta_error
+        tree_counts = [c - decided.caps.get(m, (0, 0.0))[0] for m, c in composition.items()]
+        tails = level_tail_masses(plan, tree_counts, inner_budget)
+        top_tail = (0.5 if plan.levels else 1.0) * _SPILL * self.delta_error
 
         def predict(direction: str) -> None:
-            # every grid is sized before anything proportional to it is allocated
-            laws = [(privacy_loss(m, direction), c) for m, c in composition.items()]
-            if factor > 1:
-                for (law, _), mech in zip(laws, composition):
-                    check_composition([(law, splits[mech].inner)], h, tau,
-                                      _SPILL * self.delta_error / (4 * n_inner),
-                                      self.max_grid_size)
-                check_composition(laws, h, tau, 0.5 * _SPILL * self.delta_error,
-                                  self.max_grid_size, mesh_out=h * factor)
-            else:
-                check_composition(laws, h, tau, _SPILL * self.delta_error, self.max_grid_size)
+            # every grid is sized before anything proportional to it is allocated (the
+            # split laws' tree levels were sized by the planner)
+            laws = [(privacy_loss(m, direction), c) for m, c in composition.items()
+                    if m not in decided.caps]
+            for i in range(1, plan.levels + 1):
+                for law, c in laws:
+                    if c >= nodes[i]:
+                        check_composition([(law, nodes[i])], h, tau, tails[i],
+                                          self.max_grid_size, mesh_out=meshes[i - 1])
+            if not decided.caps:
+                check_composition(laws, h, tau, top_tail, self.max_grid_size,
+                                  mesh_out=meshes[-1])
 
         try:
             for direction in directions:
@@ -308,31 +369,45 @@ class Accountant(PrivacyAccountant):
             raise self._grid_error(err, k_total, h) from None
 
         def build(direction: str) -> _DirectionCurve:
-            comps, outside, mass_error = [], 0.0, 0.0
+            comps, extra, outside, mass_error, tv = [], [], 0.0, 0.0, 0.0
             scale_up = scale_low = shift = 0.0
             for mech, count in composition.items():
-                key = (mech, direction, h, tau)
+                cut = decided.cuts.get((mech, direction))
+                key = (mech, direction, h, tau, cut, top_factor if cut else None)
                 if key not in self._discretized:
+                    law = privacy_loss(mech, direction)
                     try:
-                        self._discretized[key] = discretize(privacy_loss(mech, direction), h,
-                                                            tau, self.max_grid_size)
+                        self._discretized[key] = (
+                            split_step(law, h, tau, top_factor, *cut) if cut else
+                            discretize(law, h, tau, self.max_grid_size))
                     except GridTooLargeError as err:
                         raise self._grid_error(err, k_total, h) from None
                 d = self._discretized[key]
-                comps.append((d.pmf, splits[mech] if factor > 1 else count))
-                outside += count * d.outside_mass
-                mass_error += count * d.mass_error
+                if cut:
+                    cap, cap_bound = decided.caps[mech]
+                    w, w_error = tail_mixture(regrid(d.core.pmf, top_factor), d.tail,
+                                              count, cap)
+                    comps.append((d.core.pmf, count - cap))
+                    extra.append((w, 1))
+                    outside += count * d.core.outside_mass + cap_bound
+                    mass_error += count * (d.core.mass_error + d.mass_error)
+                    tv += w_error
+                    d = d.core
+                else:
+                    comps.append((d.pmf, count))
+                    outside += count * d.outside_mass
+                    mass_error += count * d.mass_error
                 scale_up, scale_low, shift = relative_terms(d, count, scale_up, scale_low,
                                                             shift)
             try:
-                if factor > 1:
-                    composed, tv = compose_two_level(
-                        comps, factor, inner_tail=_SPILL * self.delta_error / (4 * n_inner),
-                        tail_mass=0.5 * _SPILL * self.delta_error, max_size=self.max_grid_size)
+                if plan.levels:
+                    composed, tree_tv = compose_tree(
+                        comps, plan, inner_budget=inner_budget, tail_mass=top_tail,
+                        max_size=self.max_grid_size, extra=extra)
+                    tv += tree_tv
                 else:
-                    composed = compose_lattices(comps, tail_mass=_SPILL * self.delta_error,
+                    composed = compose_lattices(comps, tail_mass=top_tail,
                                                 max_size=self.max_grid_size)
-                    tv = 0.0
             except GridTooLargeError as err:
                 raise self._grid_error(err, k_total, h) from None
             curve = PrivacyCurve(composed.values, composed.probs, composed.p_inf,
@@ -342,17 +417,22 @@ class Accountant(PrivacyAccountant):
                                    scale_up, scale_low, shift)
 
         # the two directions are independent; FFTs and large ufuncs release the GIL, so
-        # two threads use two cores
-        if len(directions) > 1:
+        # two threads use two cores -- unless the grids are so long that two at once
+        # would double the peak memory (then one after the other)
+        if len(directions) > 1 and decided.largest < _PARALLEL_GRID:
             with ThreadPoolExecutor(max_workers=len(directions)) as pool:
                 built = list(pool.map(build, directions))
         else:
             built = [build(directions[0])]
         curves = dict(zip(directions, built))
         self._curves = curves
-        self._method = METHOD_TWO_LEVEL if factor > 1 else METHOD
-        self._levels = {"mesh_fine": h, "mesh_coarse": h * factor,
-                        "rounding_variance": variance}
+        self._method = METHOD_MULTI_LEVEL if plan.levels else METHOD
+        self._levels = {"mesh_fine": h, "mesh_coarse": meshes[-1],
+                        "rounding_variance": variance, "levels": plan.describe()}
+        if decided.caps:
+            self._levels["levels"] += "; core/tail split: " + ", ".join(
+                f"at most {cap} tail steps of {composition[m]:,} (P(more) <= {b:.1e})"
+                for m, (cap, b) in decided.caps.items())
         return curves
 
     def _build_exact(self, composition: dict[Mechanism, int]) -> dict | None:
@@ -432,6 +512,8 @@ class Accountant(PrivacyAccountant):
             else:
                 lines.append(f"atoms: {max(x.grid_points for x in curves.values()):,} "
                              f"(exact, no mesh), directions {', '.join(curves)}")
+            if self._levels.get("levels"):
+                lines.append(f"tree: {self._levels['levels']}")
         if self.horizon is None:
             lines.append("online updates: off (no horizon); each query after a change "
                          "rebuilds by FFT")

@@ -184,15 +184,15 @@ def test_gg_dimension_refused_unless_beta_2():
     assert a.estimate == b.estimate
 
 
-def test_two_level_heterogeneous_gaussians_equal_merged_gaussian():
-    """Long heterogeneous composition through the two-level path (no closed-form merge)."""
+def test_multi_level_heterogeneous_gaussians_equal_merged_gaussian():
+    """Long heterogeneous composition through the multi-level path (no closed-form merge)."""
     acc = sp.Accountant(eps_error=0.02, delta_error=1e-12, merge_gaussians=False)
     acc.compose(sp.Gaussian(80.0), 20_000).compose(sp.Gaussian(120.0, sensitivity=2.0), 30_001)
     acc.compose(sp.Gaussian(3.0), 5)
     mu = math.sqrt(20_000 / 80.0 ** 2 + 30_001 * (2.0 / 120.0) ** 2 + 5 / 9.0)
     for delta in [1e-8, 1e-5, 1e-2]:
         iv = acc.epsilon(delta)
-        assert "two-level" in iv.method
+        assert "multi-level" in iv.method
         assert iv.lower <= gaussian_eps(mu, delta) <= iv.upper, (delta, iv)
         assert iv.width <= allowed_width(mu, delta, 0.02, iv)
     for eps in [0.5, 2.0, 4.0]:

@@ -68,16 +68,16 @@ def test_split_count_covers_count():
         assert s.inner * s.copies + s.rest == count and 0 <= s.rest < s.copies
 
 
-def test_two_level_agrees_with_single_level():
-    """The same subsampled composition through both paths: overlapping intervals."""
+def test_multi_level_agrees_with_single_level(monkeypatch):
+    """The same subsampled composition through the multi-level tree (with the core/tail
+    split) and on one mesh: overlapping intervals, close estimates."""
     mech = sp.PoissonSubsampled(sp.Gaussian(1.0), 0.02)
     import sampledprv.accountant as A
-    two = sp.Accountant(eps_error=0.02).compose(mech, 4000).epsilon(1e-6)
-    old = A._TWO_LEVEL_COUNT
-    try:
-        A._TWO_LEVEL_COUNT = 10**9
-        one = sp.Accountant(eps_error=0.02).compose(mech, 4000).epsilon(1e-6)
-    finally:
-        A._TWO_LEVEL_COUNT = old
-    assert two.lower <= one.upper and one.lower <= two.upper
-    assert abs(two.estimate - one.estimate) < 0.02
+    one = sp.Accountant(eps_error=0.02).compose(mech, 4000).epsilon(1e-6)
+    assert "multi-level" not in one.method
+    monkeypatch.setattr(A, "_MULTI_LEVEL_COUNT", 1000)
+    multi = sp.Accountant(eps_error=0.02).compose(mech, 4000).epsilon(1e-6)
+    assert "multi-level" in multi.method
+    assert multi.details["mesh_coarse"] > multi.details["mesh_fine"]
+    assert multi.lower <= one.upper and one.lower <= multi.upper
+    assert abs(multi.estimate - one.estimate) < 0.02

@@ -1,4 +1,4 @@
-"""Long compositions (k up to 1e8) through the evolving (two-level, randomized regridding)
+"""Long compositions (k up to 1e8) through the evolving (multi-level, randomized regridding)
 path: certified intervals bracket exact and peer references."""
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from exact_curves import gaussian_eps
 
 @pytest.mark.parametrize("k", [10**7, 10**8])
 def test_k_fold_gaussian_brackets_exact_up_to_1e8(k):
-    """No closed-form merge: 1e8 discretized Gaussians composed in two levels."""
+    """No closed-form merge: 1e8 discretized Gaussians composed by the multi-level tree."""
     sigma = math.sqrt(k) / 2.0                     # composed mu = 2
     acc = sp.Accountant(eps_error=0.02, delta_error=1e-12, merge_gaussians=False)
     acc.compose(sp.Gaussian(sigma), k)
     for delta in (1e-3, 1e-4):
         iv = acc.epsilon(delta)
-        assert "two-level" in iv.method
+        assert "multi-level" in iv.method
         truth = gaussian_eps(2.0, delta)
         assert iv.lower <= truth <= iv.upper, (k, delta, iv, truth)
         # width: 2 eps_error plus what the realised delta error terms cost (the CDF

@@ -183,8 +183,8 @@ def test_gaussian_compositions():
         n += _check(f"{spec!r} x{k}", acc, oracle, eps, _deltas(rng, oracle, acc, hi, 0.0))
 
 
-def test_long_compositions_through_the_two_level_scheme():
-    # Gaussians composed without the closed-form merge, long enough for the two-level
+def test_long_compositions_through_the_multi_level_scheme():
+    # Gaussians composed without the closed-form merge, long enough for the multi-level
     # (regridded) composition
     rng = np.random.default_rng(SEED + 6)
     n = 0

@@ -29,6 +29,8 @@ from ..advice import AdvisedError, Remedy
 from .lattice import LatticePMF, _logsumexp_rows
 
 _EPS = np.finfo(np.float64).eps
+#: block length of chunked elementwise passes over long spectra
+_CHUNK = 2**20
 
 
 class GridTooLargeError(AdvisedError):
@@ -156,28 +158,30 @@ def _composed_p_inf(components: Sequence[tuple[LatticePMF, int]]) -> tuple[float
 
 
 def _power(phi: np.ndarray, c: int) -> np.ndarray:
-    """``phi ** c`` for an integer ``c >= 1`` by binary exponentiation.
+    """``phi ** c`` for an integer ``c >= 1`` by binary exponentiation, overwriting
+    ``phi`` (the caller's fresh spectrum) so that one more array is needed at most.
 
-    Entries with ``|phi|^c`` below the smallest normal double are set to zero without
-    being powered (for a spread-out distribution that is almost all of them)."""
+    Entries with ``|phi|^c`` below the smallest normal double are set to zero before
+    being powered (for a spread-out distribution that is almost all of them, and
+    subnormal arithmetic is slow)."""
     if c == 1:
         return phi
-    with np.errstate(divide="ignore"):
-        live = np.flatnonzero(c * np.log(np.abs(phi)) > -700.0)
-    out = np.zeros_like(phi)
-    out[live] = _binary_power(phi[live], c)
-    return out
+    threshold = np.exp(-700.0 / c)
+    for i in range(0, phi.size, _CHUNK):                   # no full-length temporaries
+        block = phi[i:i + _CHUNK]
+        block[np.abs(block) < threshold] = 0.0
+    return _binary_power(phi, c)
 
 
-def _binary_power(phi: np.ndarray, c: int) -> np.ndarray:
+def _binary_power(base: np.ndarray, c: int) -> np.ndarray:
+    """``base ** c`` (``c >= 1``), squaring ``base`` in place."""
     result = None
-    base = phi
     while c:
         if c & 1:
             result = base.copy() if result is None else np.multiply(result, base, out=result)
         c >>= 1
         if c:
-            base = base * base if base is phi else np.multiply(base, base, out=base)
+            np.multiply(base, base, out=base)
     return result
 
 
@@ -220,14 +224,19 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
     origin = 0
     for pmf, c in components:
         phi = _power(scipy.fft.rfft(pmf.probs, n=n_fft, workers=-1), c)
-        spectrum = phi if spectrum is None else spectrum * phi
+        if spectrum is None:
+            spectrum = phi
+        else:
+            np.multiply(spectrum, phi, out=spectrum)
+        del phi
         origin += c * pmf.offset
     # Round-off: the relative error of a spectrum entry grows like (total count) * eps
     # through the powers; the inverse FFT spreads it over the grid.  We estimate the
     # total absolute pmf error from the composed spectrum's magnitude, and never below
     # the negative mass the inverse FFT produced.
     k_total = sum(c for _, c in components)
-    spectral_l1 = float(2.0 * np.abs(spectrum).sum())
+    spectral_l1 = 2.0 * sum(float(np.abs(spectrum[i:i + _CHUNK]).sum())
+                            for i in range(0, spectrum.size, _CHUNK))
     res = scipy.fft.irfft(spectrum, n=n_fft, workers=-1)
     del spectrum
     negative = float(-res[res < 0].sum())
@@ -236,8 +245,15 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
                         (k_total + 2) * _EPS * depth * spectral_l1 / np.sqrt(n_fft))
     numeric_error += p_inf_error
 
-    idx = (np.arange(n_lo, n_hi + 1) - origin) % n_fft
-    probs = np.clip(res[idx], 0.0, None)
+    # the window is a contiguous run of the circular array (at most one wrap)
+    start = (n_lo - origin) % n_fft
+    stop = start + width
+    if stop <= n_fft:
+        probs = res[start:stop].copy()
+    else:
+        probs = np.concatenate([res[start:], res[:stop - n_fft]])
+    del res
+    np.clip(probs, 0.0, None, out=probs)
     return ComposedPMF(probs=probs, offset=n_lo, h=h, shift=shift, p_inf=p_inf,
                        spill_upper=spill_up, spill_lower=spill_down,
                        numeric_error=numeric_error)

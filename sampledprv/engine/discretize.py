@@ -112,16 +112,22 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
 
 
 def discretize(dist: LossDistribution, h: float, tau: float,
-               max_size: int | None = None) -> Discretized:
+               max_size: int | None = None, *,
+               window: tuple[int, int] | None = None) -> Discretized:
     """Mean-preserving lattice version of ``dist`` on mesh ``h`` (see module docstring).
 
     The window (and so the number of lattice points) is found before anything is
     allocated; :class:`~sampledprv.engine.compose.GridTooLargeError` is raised when it
-    has more than ``max_size`` points."""
-    a = dist.lower_point(tau)
-    b = dist.upper_point(tau)
-    i0 = int(np.floor(a / h + 0.5))
-    i1 = max(int(np.floor(b / h + 0.5)), i0)
+    has more than ``max_size`` points.  ``window=(i0, i1)`` imposes the lattice indices
+    instead (``tau`` is then unused): the buckets ``[(i - 1/2) h, (i + 1/2) h]`` for
+    ``i0 <= i <= i1``, everything else counted as outside."""
+    if window is None:
+        a = dist.lower_point(tau)
+        b = dist.upper_point(tau)
+        i0 = int(np.floor(a / h + 0.5))
+        i1 = max(int(np.floor(b / h + 0.5)), i0)
+    else:
+        i0, i1 = int(window[0]), int(window[1])
     m = i1 - i0 + 1
     if max_size is not None and m > max_size:
         raise GridTooLargeError(m, max_size)

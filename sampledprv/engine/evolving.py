@@ -1,21 +1,33 @@
-r"""Two-level ("evolving") composition for long compositions.
+r"""Multi-level ("recursive evolving") composition for long compositions.
 
 A composition of ``K`` mechanisms at one mesh needs ``h ~ t / sqrt(K log(1/delta))``
-over a window that grows like ``sqrt(K)``: at ``K = 1e6`` that is hundreds of
-millions of grid points.  Instead, each long self-composition ``Y^(*c)`` is split as
-``c = a m + r``: the ``m``-fold (and ``r``-fold) sums are composed on the fine mesh
-``h``, then *regridded* by randomized rounding (:mod:`sampledprv.engine.regrid`) to a
-coarse mesh ``H = f h``, and the ``a`` copies are composed on the coarse mesh.
+over a window that grows like ``sqrt(K)``: at ``K = 1e6`` that is hundreds of millions
+of grid points.  Instead the ``K`` steps are grouped in a tree, as in Ghazi et al.'s
+evolving discretization:
+
+* level 0 is one step, discretized on the fine mesh ``H_0 = h``;
+* a level-``i`` node is the sum of ``m_i`` level-``(i-1)`` nodes, composed by FFT on
+  mesh ``H_{i-1}`` and then *regridded* by randomized rounding
+  (:mod:`sampledprv.engine.regrid`) onto ``H_i = f_i H_{i-1}``;
+* a component of count ``c`` is ``a`` top-level nodes plus, in mixed radix, ``d_j < m_{j+1}``
+  nodes of each lower level ``j``, each regridded to the top mesh; all of them are composed
+  on the top mesh ``H_L``.
 
 Errors (all added by the accountant to its budget):
 
-* rounding: the fine-level errors (``K`` independent terms of range ``h``) and the
-  coarse-level ones (``E`` martingale differences of range ``H``, one per regridded
-  copy) enter one Azuma-Hoeffding bound with :math:`V = K h^2 + E H^2`;
-* each inner composed law differs from the true law of its sum only by the mass its
-  circular FFT aliased plus round-off; that total variation ``e`` is paid once per
-  copy that uses it (``a e``), because :math:`|\Delta \delta| \le \|\Delta P\|_1` for
-  integrands bounded by 1.
+* rounding: every rounding (``c`` level-0 ones of range ``h``, one per level-``i`` node
+  instance of range ``H_i``, one per lower-level node regridded to the top of range
+  ``H_L``) is a martingale difference with conditional mean zero and a conditional range
+  known in advance, so one Azuma-Hoeffding bound covers the tree with
+  :math:`V = \sum (\text{range})^2` (:meth:`LevelPlan.rounding_variance`);
+* each composed node law differs from the exact law of its sum only by the mass its
+  circular FFT aliased plus round-off; that total variation ``e_i`` is paid once per
+  node instance (``N_i e_i``), because :math:`\|P*R - P'*R'\|_1 \le \|P-P'\|_1 +
+  \|R-R'\|_1` and :math:`|\Delta \delta| \le \|\Delta P\|_1` for integrands bounded by 1.
+
+With one level this is the two-level scheme (fine inner sums, coarse outer composition).
+The planner (:func:`plan_levels`) picks the number of levels, the arities and the share of
+the variance budget of each level by minimizing a cost model of the FFT lengths.
 """
 
 from __future__ import annotations
@@ -24,18 +36,227 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from .compose import ComposedPMF, compose_lattices
+from .compose import ComposedPMF, GridTooLargeError, compose_lattices
 from .lattice import LatticePMF
 from .regrid import regrid
+
+@dataclass(frozen=True)
+class LevelPlan:
+    """A composition tree: fine mesh ``h``, arities ``m_1..m_L``, regrid factors
+    ``f_1..f_L`` (``H_i = f_i H_{i-1}``).  ``L = 0`` is the single-level composition."""
+
+    h: float
+    arities: tuple[int, ...] = ()
+    factors: tuple[int, ...] = ()
+    #: compose each level's remainder nodes on their own mesh before regridding them to
+    #: the top (one top rounding per level) instead of regridding them one by one
+    partial_remainders: bool = False
+
+    def __post_init__(self) -> None:
+        if len(self.arities) != len(self.factors):
+            raise ValueError("arities and factors must have the same length")
+        if any(int(m) < 2 for m in self.arities) or any(int(f) < 1 for f in self.factors):
+            raise ValueError("arities must be >= 2 and factors >= 1")
+
+    @property
+    def levels(self) -> int:
+        return len(self.arities)
+
+    @property
+    def meshes(self) -> tuple[float, ...]:
+        """``(H_0, ..., H_L)``."""
+        out = [self.h]
+        for f in self.factors:
+            out.append(out[-1] * f)
+        return tuple(out)
+
+    @property
+    def node_counts(self) -> tuple[int, ...]:
+        """Steps per node, ``(n_0 = 1, ..., n_L)``."""
+        out = [1]
+        for m in self.arities:
+            out.append(out[-1] * int(m))
+        return tuple(out)
+
+    def decompose(self, count: int) -> dict[int, int]:
+        """``{level: multiplicity}`` of the nodes that make up ``count`` steps: as many
+        top-level nodes as fit, the rest in mixed radix (each digit below the arity)."""
+        n = self.node_counts
+        uses: dict[int, int] = {}
+        rest = int(count)
+        for level in range(self.levels, -1, -1):
+            d, rest = divmod(rest, n[level])
+            if d:
+                uses[level] = d
+        return uses
+
+    def instances(self, count: int) -> dict[int, int]:
+        """Number of node instances at each level ``i >= 1`` (each regridded once to
+        ``H_i``) in the tree of ``count`` steps."""
+        n = self.node_counts
+        uses = self.decompose(count)
+        return {i: sum(mult * (n[j] // n[i]) for j, mult in uses.items() if j >= i)
+                for i in range(1, self.levels + 1)}
+
+    def rounding_variance(self, counts: Sequence[int], extra_top: int = 0) -> float:
+        """The Azuma variance :math:`V = \\sum (\\text{range})^2` of every rounding in the
+        trees of the given component counts, plus ``extra_top`` steps rounded on the fine
+        mesh and then once more on the top mesh (the core/tail split's ``J`` steps).
+
+        The ``d_j`` lower-level nodes of a count's mixed-radix remainder are composed on
+        their own mesh and regridded to the top once: one term of range ``H_L`` per
+        level."""
+        meshes = self.meshes
+        top = meshes[-1]
+        v = extra_top * (self.h ** 2 + top ** 2)
+        for count in counts:
+            v += count * self.h ** 2
+            for i, inst in self.instances(count).items():
+                v += inst * meshes[i] ** 2
+            v += self._remainder_terms(count) * top ** 2
+        return v
+
+    def _remainder_terms(self, count: int) -> int:
+        uses = self.decompose(count)
+        if self.partial_remainders:
+            return sum(1 for j in uses if j < self.levels)
+        return sum(mult for j, mult in uses.items() if j < self.levels)
+
+    def top_terms(self, counts: Sequence[int], extra_top: int = 0) -> int:
+        """Number of roundings of range ``H_L`` (top-level node instances, one per
+        remainder level, and the ``extra_top`` steps)."""
+        terms = extra_top
+        for count in counts:
+            uses = self.decompose(count)
+            terms += uses.get(self.levels, 0) + self._remainder_terms(count)
+        return terms
+
+    def describe(self) -> str:
+        if not self.levels:
+            return f"one level, mesh {self.h:.3g}"
+        parts = [f"{m} x (mesh {H:.3g})" for m, H in zip(self.arities, self.meshes)]
+        return " -> ".join(parts) + f" -> top mesh {self.meshes[-1]:.3g}"
+
+
+def plan_cost(plan: LevelPlan, counts: Sequence[int], width, extra_width: float = 0.0
+          ) -> tuple[float, int]:
+    """Cost model (FFT points, weighted by the number of spectrum multiplications) and
+    largest FFT length of ``plan``; ``width(n)`` is the composed window of ``n`` steps
+    (loss units) and ``extra_width`` the window of the extra top-level laws."""
+    meshes, n = plan.meshes, plan.node_counts
+    k = int(sum(counts))
+    cost = 0.0
+    largest = 0
+
+    def fft(pts: float, mults: int, items: int = 1) -> None:
+        # one forward transform per distinct law, one inverse, log2(mults) products
+        nonlocal cost, largest
+        largest = max(largest, int(pts))
+        cost += pts * (0.5 * (items + 1) + math.log2(mults + 1) / 11.0)
+
+    for i in range(1, plan.levels + 1):
+        fft(width(n[i]) / meshes[i - 1], plan.arities[i - 1])
+    if plan.partial_remainders:
+        for count in counts:
+            for j, mult in plan.decompose(count).items():
+                if j < plan.levels and mult > 1:
+                    fft(width(mult * n[j]) / meshes[j], mult)
+    top = plan.top_terms(counts)
+    items = 1 + len({j for c in counts for j in plan.decompose(c) if j < plan.levels})
+    fft((width(k) + extra_width) / meshes[-1], top, items + (1 if extra_width else 0))
+    return cost, largest
+
+
+def _make_plan(h: float, arities: tuple[int, ...], counts: Sequence[int],
+               budget: float, extra_top: int = 0, top_weight: float = 1.0,
+               partial: bool = False) -> LevelPlan | None:
+    """Factors for ``arities`` spending ``budget`` (the coarse levels' share of the
+    variance) over the levels, the top one ``top_weight`` times as much as each other;
+    ``None`` when a level would not coarsen."""
+    L = len(arities)
+    probe = LevelPlan(h, arities, (1,) * L, partial)
+    inst = {i: 0 for i in range(1, L + 1)}
+    for c in counts:
+        for i, v in probe.instances(c).items():
+            inst[i] += v
+    # at the top: its own node instances plus the remainders and the extra steps
+    top_terms = probe.top_terms(counts, extra_top)
+    weights = [1.0] * (L - 1) + [top_weight]
+    factors: list[int] = []
+    mesh = h
+    for i in range(1, L + 1):
+        terms = top_terms if i == L else inst[i]
+        target = math.sqrt(budget * weights[i - 1] / sum(weights) / max(terms, 1))
+        f = int(target / mesh)
+        if f < 2:
+            return None
+        factors.append(f)
+        mesh *= f
+    return LevelPlan(h, tuple(arities), tuple(factors), partial)
+
+
+def plan_levels(counts: Sequence[int], v_star: float, width, *,
+                snap=lambda x: x, max_levels: int = 6, max_size: int = 2**26,
+                extra_top: int = 0, extra_width: float = 0.0) -> LevelPlan:
+    """The tree minimizing the cost model whose rounding variance is within ``v_star``.
+
+    Parameters
+    ----------
+    counts : sequence of int
+        Counts of the composed components (all share the tree).
+    v_star : float
+        Azuma variance budget :math:`V^* = 2t^2/\\log(1/\\delta_H)`.
+    width : callable
+        ``width(n)``: window (loss units) of the ``n``-fold composition of one step.
+    snap : callable
+        Rounds a fine mesh down (so that discretizations can be cached).
+    extra_top, extra_width : int, float
+        Steps rounded to the top mesh outside the tree and the window of their law.
+
+    Raises
+    ------
+    GridTooLargeError
+        When the cheapest plan still needs an FFT longer than ``max_size``.
+    """
+    k = int(sum(counts)) + extra_top
+    k_max = int(max(counts))
+    best: tuple[float, LevelPlan] | None = None
+    for share in (0.45, 0.6, 0.75):
+        h = snap(math.sqrt(share * v_star / k))
+        budget = v_star - k * h * h
+        for m1 in (2 ** e for e in range(2, 14)):
+            if m1 > k_max:
+                break
+            for arity in (8, 16, 32):
+                arities = [m1]
+                while len(arities) <= max_levels:
+                    for top_weight in (1.0, 4.0):
+                        for partial in (False, True):
+                            plan = _make_plan(h, tuple(arities), counts, budget, extra_top,
+                                              top_weight, partial)
+                            if plan is None or \
+                                    plan.rounding_variance(counts, extra_top) > v_star:
+                                continue
+                            cost, largest = plan_cost(plan, counts, width, extra_width)
+                            if largest > max_size:
+                                cost *= 1e6          # only if nothing else fits
+                            if best is None or cost < best[0]:
+                                best = (cost, plan)
+                    if math.prod(arities) * arity > k_max:
+                        break
+                    arities.append(arity)
+    if best is None:                                  # no coarsening pays: one level
+        return LevelPlan(snap(math.sqrt(v_star / k)))
+    plan = best[1]
+    _, largest = plan_cost(plan, counts, width, extra_width)
+    if largest > max_size:
+        raise GridTooLargeError(int(largest), max_size)
+    return plan
 
 
 @dataclass(frozen=True)
 class Split:
-    """How one component of count ``c`` is composed: ``c = copies * inner + rest``.
-
-    The ``copies`` inner sums are composed on the fine mesh and regridded; the ``rest``
-    single copies are regridded one by one (``rest < copies``, so this costs no FFT and
-    at most doubles the number of coarse rounding terms)."""
+    """``count = copies * inner + rest`` (used by the sampled two-level envelopes)."""
 
     inner: int
     copies: int
@@ -60,25 +281,73 @@ def _as_lattice(c: ComposedPMF) -> LatticePMF:
     return LatticePMF(probs=c.probs, offset=c.offset, h=c.h, shift=c.shift, p_inf=c.p_inf)
 
 
-def compose_two_level(components: Sequence[tuple[LatticePMF, Split]], factor: int, *,
-                      inner_tail: float, tail_mass: float,
-                      max_size: int) -> tuple[ComposedPMF, float]:
-    """Compose with the two-level scheme; returns the composed law on mesh
-    ``factor * h`` and the total-variation error of the inner levels (already
-    multiplied by the number of copies that use them)."""
+def level_tail_masses(plan: LevelPlan, counts: Sequence[int], budget: float) -> dict[int, float]:
+    """Per-side spill allowed at each level's FFT so that the total-variation cost
+    ``sum_i N_i * 4 * tail_i`` is ``budget``."""
+    inst = {i: 0 for i in range(1, plan.levels + 1)}
+    for c in counts:
+        for i, v in plan.instances(c).items():
+            inst[i] += v
+    # + 1: each level may also compose one remainder partial node
+    return {i: budget / (4.0 * plan.levels * (n + 1)) for i, n in inst.items()}
+
+
+def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, *,
+                 inner_budget: float, tail_mass: float, max_size: int,
+                 extra: Sequence[tuple[LatticePMF, int]] = ()) -> tuple[ComposedPMF, float]:
+    """Compose with the multi-level scheme; ``extra`` laws (already on the top mesh) join
+    the top-level composition.
+
+    Returns the composed law on the top mesh and the total-variation error of the inner
+    levels (already multiplied by the number of node instances that use them)."""
+    counts = [int(c) for _, c in components]
+    tails = level_tail_masses(plan, counts, inner_budget)
+    meshes = plan.meshes
+    top_level = plan.levels
     outer: list[tuple[LatticePMF, int]] = []
     tv_error = 0.0
-    for pmf, split in components:
-        for size, copies in ((split.inner, split.copies), (1, split.rest)):
-            if size == 0 or copies == 0:
+    for pmf, count in components:
+        uses = plan.decompose(count)
+        instances = plan.instances(count)
+        need = max(uses)
+        laws = [pmf]
+        for i in range(1, need + 1):
+            c = compose_lattices([(laws[-1], plan.arities[i - 1])], tail_mass=tails[i],
+                                 max_size=max_size)
+            tv_error += instances[i] * (2.0 * (c.spill_upper + c.spill_lower)
+                                        + c.numeric_error)
+            laws.append(regrid(_as_lattice(c), plan.factors[i - 1]))
+            del c
+        for j, mult in uses.items():
+            if j == top_level:
+                outer.append((laws[j], mult))
                 continue
-            if size == 1:
-                inner, err = pmf, 0.0
-            else:
-                c = compose_lattices([(pmf, size)], tail_mass=inner_tail, max_size=max_size)
-                inner = _as_lattice(c)
-                err = 2.0 * (c.spill_upper + c.spill_lower) + c.numeric_error
-            outer.append((regrid(inner, factor), copies))
-            tv_error += copies * err
+            law = laws[j]
+            if not plan.partial_remainders:
+                outer.append((regrid(law, int(round(meshes[-1] / meshes[j]))), mult))
+                continue
+            if mult > 1:                              # the remainder's partial node
+                c = compose_lattices([(law, mult)], tail_mass=tails[j + 1],
+                                     max_size=max_size)
+                tv_error += 2.0 * (c.spill_upper + c.spill_lower) + c.numeric_error
+                law = _as_lattice(c)
+            outer.append((regrid(law, int(round(meshes[-1] / meshes[j]))), 1))
+        del laws
+    outer.extend(extra)
+    # the remainder nodes and the extra laws are narrow next to the top composition:
+    # compose them first on their own (shorter) window, so that the top FFT transforms
+    # two laws instead of one per item
+    top_mesh = meshes[-1]
+    big = [(law, c) for law, c in outer if c > 1 and math.isclose(law.h, top_mesh)]
+    rest = [(law, c) for law, c in outer if not (c > 1 and math.isclose(law.h, top_mesh))]
+    if len(rest) >= 2 and big:
+        pre = compose_lattices(rest, tail_mass=tails.get(top_level, tail_mass),
+                               max_size=max_size)
+        tv_error += 2.0 * (pre.spill_upper + pre.spill_lower) + pre.numeric_error
+        outer = big + [(_as_lattice(pre), 1)]
     composed = compose_lattices(outer, tail_mass=tail_mass, max_size=max_size)
     return composed, tv_error
+
+
+__all__ = ["LevelPlan", "plan_levels", "plan_cost", "compose_tree", "level_tail_masses",
+           "Split", "split_count"]

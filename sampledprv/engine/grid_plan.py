@@ -23,11 +23,13 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+import numpy as np
 import scipy.fft
 
 from ..prv.loss_distribution import LossDistribution
 from .compose import GridTooLargeError, _chernoff_window
 from .discretize import discretize
+from .lattice import LatticePMF
 
 #: points of the coarse lattice used for the prediction
 _COARSE_POINTS = 2048
@@ -80,4 +82,46 @@ def check_composition(laws: Sequence[tuple[LossDistribution, int]], h: float, ta
     return predicted
 
 
-__all__ = ["window", "window_points", "check_composition"]
+def law_shape(dist: LossDistribution, tau: float) -> tuple[float, float]:
+    """Width of the discretization window of ``dist`` for tail budget ``tau`` and the
+    standard deviation of its 2,048-point coarse lattice (the inputs of the multi-level
+    planner's cost model; no grid is allocated)."""
+    a, b = window(dist, tau)
+    width = b - a
+    coarse_h = max(width / _COARSE_POINTS, 1e-12)
+    pmf = discretize(dist, coarse_h, tau).pmf.trimmed()
+    pts, logp = pmf.two_point_blocks()
+    if pts.size == 0:
+        return width, 0.0
+    w = np.exp(logp - logp.max())
+    w /= w.sum()
+    mean = float(np.dot(w, pts))
+    return width, float(np.sqrt(np.dot(w, (pts - mean) ** 2)))
+
+
+def composed_width(pmfs: Sequence[LatticePMF], n_max: int, tail: float = 1e-17):
+    """``width(n)``: the Chernoff window (loss units) of the ``n``-fold composition of
+    the widest of ``pmfs`` (coarse lattices), from exact evaluations at ``n = 4^e`` up to
+    ``n_max`` interpolated linearly in ``log2 n`` (for the multi-level planner's cost
+    model)."""
+    table: list[float] = []
+    for e in range(0, 64, 2):
+        n = 2 ** e
+        w = 0.0
+        for pmf in pmfs:
+            lo, hi, _ = _chernoff_window([(pmf, n)], math.log(tail))
+            w = max(w, hi - lo + 2 * pmf.h)
+        table.append(w)
+        if n > 2 * n_max:
+            break
+    table.append(2.0 * table[-1] - table[-2] if len(table) > 1 else table[-1])
+
+    def width(n: float) -> float:
+        x = 0.5 * math.log2(max(n, 1))
+        i = min(int(x), len(table) - 2)
+        return table[i] + (x - i) * (table[i + 1] - table[i])
+
+    return width
+
+
+__all__ = ["window", "window_points", "check_composition", "law_shape", "composed_width"]

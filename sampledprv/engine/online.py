@@ -233,7 +233,7 @@ class OnlineComposition:
         phi, lp, ln, (pmf, stats, finite) = self._components[key]
         count = int(count)
         k = self.k_live
-        self.spectrum[:k] *= _power(phi[:k], count)
+        self.spectrum[:k] *= _power(phi[:k].copy(), count)   # _power overwrites its input
         self.k_live, dropped = _trim(self.spectrum, self._wa, self._wb, k, _DROP, self.n)
         self.dropped_error += dropped
         self.origin += count * pmf.offset
