@@ -14,9 +14,11 @@ interval:
 * **lower**: the exact PLD accountant on concrete sensitivity vectors: spread evenly over
   ``m`` coordinates, :math:`\Delta_i = C m^{-1/\beta}` (a composition of ``m`` 1-D GG
   mechanisms), for ``m`` in :func:`spreads` (powers of 4 up to ``min(d, 4096)`` and
-  ``d`` itself when small).  Under Poisson subsampling the concrete vector is one-hot
-  (``m = 1``: the subsampled mechanism of a spread vector is not a subsampled 1-D
-  mechanism, and the PLD accountant has no spec for it).
+  ``d`` itself when small).  Under Poisson subsampling the loss of a spread vector is
+  :math:`\log(1 - q + q e^S)` with ``S`` the sum of ``m`` 1-D losses: its law is
+  computed by FFT and pushed through the subsampling map with rounding in the safe
+  direction, so that the analytic accountant's lower bound for it is certified
+  (:mod:`sampledprv.gg_vector_lower`).
 
 At ``beta = 2`` the mechanism is dimension independent and the exact PLD interval of the
 1-D Gaussian is returned; so is the exact 1-D interval at ``d = 1``.  :class:`VectorGGAccountant` implements the usual
@@ -27,18 +29,18 @@ the lower from the exact PLD accountant with concrete vectors.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import _validation as v
 from .contract import PrivacyAccountant
 from .interval import DETERMINISTIC, Interval
-from .mechanisms import GeneralizedGaussian, Mechanism, PoissonSubsampled
+from .gg_vector_lower import SpreadSubsampledLower
+from .mechanisms import Mechanism, PoissonSubsampled
+from .mechanisms.generalized_gaussian_vector import GeneralizedGaussianVector
 from .rdp.accountant import RdpAccountant
 from .rdp.conversion import delta_from_rdp, epsilon_from_rdp
 from .rdp.divergence import ANCHORS, register_divergence
-from .rdp.gg_vector import MAX_DIMENSION, vector_gg_renyi
+from .rdp.gg_vector import vector_gg_renyi
 
 __all__ = ["GeneralizedGaussianVector", "VectorGGAccountant", "spreads", "VECTOR_ORDERS"]
 
@@ -47,67 +49,6 @@ __all__ = ["GeneralizedGaussianVector", "VectorGGAccountant", "spreads", "VECTOR
 VECTOR_ORDERS: Tuple[float, ...] = tuple(float(a) for a in ANCHORS)
 
 _MAX_SPREAD = 4096
-
-
-@dataclass(frozen=True)
-class GeneralizedGaussianVector(Mechanism):
-    r"""``dimension`` coordinates of i.i.d. :math:`GG(\beta, s)` noise on a query with
-    :math:`\ell_\beta` sensitivity ``clip_norm``, worst case over the sensitivity ball.
-
-    Parameters
-    ----------
-    beta : float
-        Shape, ``>= 1``.
-    scale : float
-        Noise scale ``s`` (> 0), in the units of the query (density
-        :math:`\propto e^{-|x/s|^\beta}` per coordinate).
-    dimension : int, optional
-        Number of noisy coordinates ``d >= 1`` (for beta-DP-SGD: the number of model
-        parameters).  Required for ``beta > 2``, where the worst case grows without bound
-        with ``d``.  For ``beta <= 2`` it may be omitted: the bound then holds for every
-        ``d`` up to :data:`sampledprv.rdp.gg_vector.MAX_DIMENSION` (``1e12``).
-    clip_norm : float
-        :math:`\ell_\beta` sensitivity ``C`` (> 0).
-    """
-
-    beta: float
-    scale: float
-    dimension: Optional[int] = None
-    clip_norm: float = 1.0
-    symmetric = True
-
-    def __post_init__(self) -> None:
-        beta = v._as_float("beta", self.beta)
-        if not 1.0 <= beta < math.inf:
-            raise ValueError(f"beta must be a finite number >= 1, got {self.beta!r}; the "
-                             "Generalized Gaussian privacy loss is accountable for beta >= 1")
-        object.__setattr__(self, "beta", beta)
-        object.__setattr__(self, "scale", v.positive("scale", self.scale))
-        object.__setattr__(self, "clip_norm", v.positive("clip_norm", self.clip_norm))
-        if self.dimension is None:
-            if beta > 2.0:
-                raise ValueError(
-                    f"dimension is required for beta={beta} > 2: spreading the l_beta "
-                    "sensitivity over k coordinates makes the privacy loss close to Gaussian "
-                    "with variance growing like k^(1 - 2/beta), so no bound holds for every "
-                    "dimension; pass dimension=d (for DP-SGD the number of parameters)")
-        else:
-            object.__setattr__(self, "dimension", v.positive_int("dimension", self.dimension))
-
-    @property
-    def effective_dimension(self) -> float:
-        """``dimension``, or :data:`MAX_DIMENSION` when omitted."""
-        return float(self.dimension) if self.dimension is not None else MAX_DIMENSION
-
-    def one_hot(self) -> GeneralizedGaussian:
-        """The 1-D mechanism of a sensitivity vector concentrated on one coordinate (the
-        GG paper's accounting; exact for the whole ball at ``beta = 2``)."""
-        return GeneralizedGaussian(self.beta, self.scale, self.clip_norm)
-
-    def spread(self, m: int) -> GeneralizedGaussian:
-        """The 1-D mechanism of each of ``m`` coordinates when the sensitivity is spread
-        evenly over them (compose it ``m`` times)."""
-        return GeneralizedGaussian(self.beta, self.scale, self.clip_norm * m ** (-1.0 / self.beta))
 
 
 def _renyi(spec: GeneralizedGaussianVector, order: float, direction: str) -> float:
@@ -168,8 +109,9 @@ class VectorGGAccountant(PrivacyAccountant):
     * Otherwise: **upper** from Renyi DP over :data:`VECTOR_ORDERS` for every part
       (:class:`sampledprv.rdp.RdpAccountant`), **lower** the largest certified lower bound
       of the exact PLD accountant over concrete sensitivity vectors (:func:`spreads`;
-      one-hot under Poisson subsampling); ``estimate`` is the largest PLD estimate over
-      those vectors (what a worst-case vector at least costs), clipped into the interval.
+      under Poisson subsampling through :mod:`sampledprv.gg_vector_lower`); ``estimate``
+      is the largest PLD estimate over those vectors (what a worst-case vector at least
+      costs), clipped into the interval.
 
     Parameters
     ----------
@@ -214,25 +156,41 @@ class VectorGGAccountant(PrivacyAccountant):
 
     def _pld(self, m: int):
         """PLD accountant of the composition with every vector spec replaced by the
-        concrete vector spread over ``min(m, d)`` coordinates (one-hot if subsampled)."""
+        concrete vector spread over ``min(m, d)`` coordinates."""
         acc = self._factory()
         for mech, count in self._composition.items():
             vec = _vector_of(mech)
             if vec is None:
                 acc = acc.compose(mech, count=count) or acc
-            elif isinstance(mech, PoissonSubsampled) or _exact_1d(vec):
+            k = int(min(m, vec.effective_dimension))
+            if k == 1 or _exact_1d(vec):
                 one = vec.one_hot()
                 part = PoissonSubsampled(one, mech.q) if isinstance(mech, PoissonSubsampled) \
                     else one
                 acc = acc.compose(part, count=count) or acc
+            elif isinstance(mech, PoissonSubsampled):
+                acc = acc.compose(self._subsampled_spread(vec, k, mech.q), count=count) or acc
             else:
-                k = int(min(m, vec.effective_dimension))
                 acc = acc.compose(vec.spread(k), count=count * k) or acc
         return acc
 
+    def _subsampled_spread(self, vec: GeneralizedGaussianVector, m: int,
+                           q: float) -> SpreadSubsampledLower:
+        r"""The lower laws of the subsampled vector spread over ``m`` coordinates
+        (:mod:`sampledprv.gg_vector_lower`), with an inner shift that costs about
+        ``eps_error / 2`` over the composition (the loss moves by at most the shift times
+        :math:`g' \le 1`, and by about ``q`` times it on steps without the record) and a
+        coupling failure of ``delta_error / 20`` in total."""
+        total = sum(self._composition.values())
+        subsampled = sum(c for mech, c in self._composition.items()
+                         if isinstance(mech, PoissonSubsampled))
+        shift = 0.5 * self.eps_error / (1.0 + 2.0 * q * subsampled)
+        return SpreadSubsampledLower(vec.beta, vec.scale, vec.clip_norm, m, q, shift,
+                                     0.05 * self.delta_error / total)
+
     def _spreads(self) -> List[int]:
         dims = [_vector_of(m).effective_dimension for m in self._composition
-                if _vector_of(m) is not None and not isinstance(m, PoissonSubsampled)]
+                if _vector_of(m) is not None]
         return spreads(max(dims)) if dims else [1]
 
     def _rdp(self) -> RdpAccountant:
@@ -246,7 +204,8 @@ class VectorGGAccountant(PrivacyAccountant):
                 "certified quadrature), Poisson-subsampled RDP (binomial expansion; add <= remove "
                 "for symmetric bases, else Zhu-Wang Thm 6), CKS conversion; lower: exact PLD "
                 "of concrete sensitivity vectors "
-                f"spread over m in {list(ms)} coordinates")
+                f"spread over m in {list(ms)} coordinates (subsampled: FFT law of the "
+                "m-coordinate loss sum, rounded down through the subsampling map)")
 
     def _query(self, kind: str, value: float, direction: Optional[str] = None) -> Interval:
         key = (kind, value, direction)

@@ -69,12 +69,28 @@ def test_upper_dominates_every_concrete_vector(beta):
         if d == 4:
             e = sp.spread_epsilons(beta, scale, delta=DELTA, spreads=[d])[d]
             assert iv.upper >= e.lower
-    for d in (4096,):
-        spec = sp.PoissonSubsampled(sp.GeneralizedGaussianVector(beta, 1.0, d), 0.1)
-        iv = VectorGGAccountant(0.05, orders=(2.0, 3.0, 4.0)).compose(spec, 20).epsilon(DELTA)
-        one_hot = sp.Accountant(0.05).compose(
-            sp.PoissonSubsampled(sp.GeneralizedGaussian(beta, 1.0), 0.1), 20).epsilon(DELTA)
-        assert iv.upper >= one_hot.upper >= iv.lower == one_hot.lower
+
+
+@pytest.mark.parametrize("beta", [1.0, 1.25, 1.5, 1.75, 2.5, 3.0])
+def test_subsampled_upper_dominates_every_spread_vector(beta):
+    """Under Poisson subsampling the lower end is the best of the spread vectors'
+    certified lower bounds (gg_vector_lower); the Renyi upper end must dominate all."""
+    q, steps = 0.1, 5
+    for d in (1, 4, 64, 4096):
+        spec = sp.PoissonSubsampled(sp.GeneralizedGaussianVector(beta, 3.0, d), q)
+        iv = VectorGGAccountant(0.2, orders=(2.0, 3.0, 4.0, 8.0)).compose(
+            spec, steps).epsilon(DELTA)
+        one_hot = sp.Accountant(0.2).compose(
+            sp.PoissonSubsampled(sp.GeneralizedGaussian(beta, 3.0), q), steps).epsilon(DELTA)
+        assert iv.lower <= iv.estimate <= iv.upper
+        if d == 1:
+            assert (iv.lower, iv.upper) == (one_hot.lower, one_hot.upper)
+            continue
+        lows = iv.details["lower_by_spread"]
+        assert set(lows) == set(spreads(d)) and lows[1] == one_hot.lower
+        assert iv.upper >= max(lows.values()) == iv.lower
+        if beta > 2 and d == 4096:   # spreading leaks more than the one-hot vector
+            assert lows[d] > one_hot.upper
 
 
 def test_upper_grows_with_dimension_for_beta_above_two():
@@ -138,3 +154,26 @@ def test_per_direction_queries_and_contract():
         assert one.upper <= both.upper and one.lower <= both.lower + 1e-12
     with pytest.raises(ValueError, match="direction"):
         acc.epsilon(DELTA, direction="both")
+
+
+def test_cli_gg_vector_kind_end_to_end(capsys):
+    import json
+
+    from sampledprv.cli import main, parse_mechanism
+    argv = ["epsilon", "-m", "subsampled-gg-vector beta=1.5 scale=3 dimension=16 q=0.1",
+            "--count", "3", "--delta", "1e-5", "--eps-error", "0.1", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    res = out["results"][0]
+    spec = sp.PoissonSubsampled(sp.GeneralizedGaussianVector(1.5, 3.0, 16), 0.1)
+    want = VectorGGAccountant(0.1).compose(spec, 3).epsilon(1e-5)
+    assert out["accountant"]["type"] == "vector-gg"
+    assert (res["lower"], res["upper"]) == (want.lower, want.upper)
+    assert parse_mechanism("ggv beta=2 sigma=1 clip_norm=0.5").build() == \
+        sp.GeneralizedGaussianVector(2.0, math.sqrt(2), None, 0.5)
+    # beta > 2 needs the dimension; the error says why
+    assert main(["epsilon", "-m", "gg-vector beta=3 scale=1", "--delta", "1e-5"]) != 0
+    assert "dimension is required" in capsys.readouterr().err
+    # the vector spec has no single loss law: the sampled accountant refuses it by name
+    with pytest.raises(ValueError, match="VectorGGAccountant"):
+        sp.SampledAccountant(1000).compose(sp.GeneralizedGaussianVector(1.5, 3.0, 16))

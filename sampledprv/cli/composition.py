@@ -125,6 +125,8 @@ def make_accountant_factory(s: Setup) -> Callable[[], Any]:
         if s.neighbouring is not None:
             kw["neighbouring"] = s.neighbouring
         sp.Accountant(**kw)  # validate now, with the library's messages
+        if any(_is_vector(spec) for spec, _ in s.mechanisms):
+            return _vector_factory(kw)
         return lambda: sp.Accountant(**kw)
     kw2: Dict[str, Any] = {"n_samples": s.n_samples, "progress": s.progress}
     for k in ("alpha", "seed", "certify", "bins", "neighbouring"):
@@ -132,6 +134,24 @@ def make_accountant_factory(s: Setup) -> Callable[[], Any]:
             kw2[k] = s.__dict__[k]
     sp.SampledAccountant(**kw2)
     return lambda: sp.SampledAccountant(**kw2)
+
+
+def _is_vector(spec: MechanismSpec) -> bool:
+    """The spec is the ``gg-vector`` kind (aliases are resolved by the parser)."""
+    return spec.kind == "gg-vector"
+
+
+def _vector_factory(kw: Dict[str, Any]) -> Callable[[], Any]:
+    """:class:`sampledprv.VectorGGAccountant` for compositions with ``gg-vector`` kinds
+    (upper bound from Renyi DP over the l_beta ball, lower from concrete vectors)."""
+    import sampledprv as sp
+
+    if kw.get("neighbouring", "add_remove") != "add_remove":
+        raise UsageError("gg-vector is accounted under add/remove neighbours only (the "
+                         "worst case over the l_beta ball); drop --neighbouring substitute")
+    inner = {k: kw[k] for k in ("eps_error", "delta_error", "max_grid_size") if k in kw}
+    errors = {k: kw[k] for k in ("eps_error", "delta_error") if k in kw}
+    return lambda: sp.VectorGGAccountant(**errors, accountant=lambda: sp.Accountant(**inner))
 
 
 def accountant_description(acc: Any, s: Optional[Setup] = None) -> Dict[str, Any]:

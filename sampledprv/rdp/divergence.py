@@ -165,6 +165,8 @@ def renyi_divergence(spec: Mechanism, order: float, direction: str) -> float:
     a = _check(order, direction)
     if not isinstance(spec, Mechanism):
         raise ValueError(f"spec must be a sampledprv mechanism spec, got {spec!r}")
+    if type(spec) not in _REGISTRY and type(spec).__name__ == "GeneralizedGaussianVector":
+        from .. import gg_vector  # noqa: F401  (registers the vector spec's bound on import)
     if type(spec) in _REGISTRY:
         return float(_REGISTRY[type(spec)](spec, a, direction))
     for spec_type, bound in _REGISTRY.items():

@@ -35,13 +35,12 @@ from typing import Tuple
 import numpy as np
 
 from ._rounding import up
+from ..mechanisms.generalized_gaussian_vector import MAX_DIMENSION
 from .gg_excess import gg_excess_bounds_many
 
 __all__ = ["vector_gg_renyi", "shift_grid", "MAX_DIMENSION"]
 
 
-#: largest dimension certified (``dimension=None`` for ``beta < 2`` means "any d up to this")
-MAX_DIMENSION = 1e12
 _GRID = np.unique(np.concatenate([np.geomspace(1e-11, 1e-2, 61), np.geomspace(1e-2, 1.0, 33)]))
 
 
