@@ -56,13 +56,17 @@ def step_spec(beta: float, scale: float, sample_rate: float, *, dimension: Optio
 
 
 def make_accountant(accounting: str, beta: float,
-                    factory: Optional[Callable[[], Any]] = None) -> Any:
-    """A fresh accountant for the chosen accounting (``factory`` overrides)."""
+                    factory: Optional[Callable[[], Any]] = None, *,
+                    upper_only: bool = False) -> Any:
+    """A fresh accountant for the chosen accounting (``factory`` overrides).
+
+    ``upper_only``: the caller reads only the upper end (calibration), so the vector
+    accountant's lower end uses the one-hot vector alone instead of every spread."""
     if factory is not None:
         return factory()
     if check_accounting(accounting) == "vector" and float(beta) != 2.0:
         from .gg_vector import VectorGGAccountant
-        return VectorGGAccountant()
+        return VectorGGAccountant(spreads=(1,) if upper_only else None)
     from .accountant import Accountant
     return Accountant()
 
@@ -84,7 +88,7 @@ def calibrate_scale(beta: float, *, epsilon: float, delta: float, steps: int,
     ``dimension`` dimensions."""
     check_accounting(accounting)
     factory = accountant if accountant is not None else (
-        lambda: make_accountant(accounting, beta))
+        lambda: make_accountant(accounting, beta, upper_only=True))
     return calibrate(lambda s: step_spec(beta, s, sample_rate, dimension=dimension,
                                          accounting=accounting),
                      count=steps, epsilon=epsilon, delta=delta, accountant=factory,

@@ -121,17 +121,28 @@ class VectorGGAccountant(PrivacyAccountant):
         Renyi orders (default :data:`VECTOR_ORDERS`).
     accountant : callable, optional
         Factory of PLD accountants (default ``sampledprv.Accountant(eps_error, delta_error)``).
+    spreads : sequence of int, optional
+        Spreads ``m`` of the concrete lower-bound vectors (default :func:`spreads` of the
+        largest dimension).  ``(1,)`` keeps only the one-hot vector: the cheapest lower
+        end, for callers that need only the upper end (calibration).  Every spread costs
+        one PLD composition (under subsampling also an ``m``-fold FFT).
     """
 
     def __init__(self, eps_error: float = 0.01, delta_error: float = 1e-10, *,
                  orders: Optional[Iterable[float]] = None,
-                 accountant: Optional[Callable[[], Any]] = None) -> None:
+                 accountant: Optional[Callable[[], Any]] = None,
+                 spreads: Optional[Sequence[int]] = None) -> None:
         from .accountant import Accountant
         self.eps_error, self.delta_error = eps_error, delta_error
         Accountant(eps_error, delta_error)   # validates both
         self._factory = accountant or (lambda: Accountant(eps_error, delta_error))
         self.orders = tuple(VECTOR_ORDERS if orders is None else orders)
         RdpAccountant(self.orders)           # validates the orders
+        if spreads is not None:
+            spreads = sorted({v.positive_int("spreads", m) for m in spreads})
+            if not spreads:
+                raise ValueError("spreads must list at least one spread m >= 1, e.g. (1,)")
+        self.lower_spreads: Optional[List[int]] = spreads
         self._composition: Dict[Mechanism, int] = {}
         self._cache: Dict[Tuple[str, float], Interval] = {}
 
@@ -189,6 +200,8 @@ class VectorGGAccountant(PrivacyAccountant):
                                      0.05 * self.delta_error / total)
 
     def _spreads(self) -> List[int]:
+        if self.lower_spreads is not None:
+            return list(self.lower_spreads)
         dims = [_vector_of(m).effective_dimension for m in self._composition
                 if _vector_of(m) is not None]
         return spreads(max(dims)) if dims else [1]

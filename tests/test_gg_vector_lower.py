@@ -81,3 +81,8 @@ def test_vector_accountant_uses_spread_vectors_under_subsampling():
     assert lows[1] == one_hot.epsilon(DELTA).lower
     assert lows[64] > lows[1] and iv.lower == max(lows.values()) <= iv.upper
     assert "subsampled" in iv.method
+    only = sp.VectorGGAccountant(0.1, orders=(2.0, 3.0, 4.0), spreads=(1,)).compose(
+        sp.PoissonSubsampled(vec, 0.1), 5).epsilon(DELTA)
+    assert (only.lower, only.upper) == (lows[1], iv.upper)
+    with pytest.raises(ValueError, match="spreads"):
+        sp.VectorGGAccountant(spreads=(0,))

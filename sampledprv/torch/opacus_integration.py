@@ -304,7 +304,8 @@ class GGPrivacyEngine(PrivacyEngine):
         ``steps`` steps at ``sample_rate`` (:func:`sampledprv.calibrate`); with the
         default ``accounting="vector"`` the certificate covers the :math:`\ell_\beta` ball
         in ``dimension`` dimensions."""
-        factory = self._sp_accountant or (lambda: make_accountant(self.accounting, self.beta))
+        factory = self._sp_accountant or (
+            lambda: make_accountant(self.accounting, self.beta, upper_only=True))
         return calibrate(lambda s: step_mechanism(self.beta, s, sample_rate, dimension,
                                                   self.accounting),
                          count=steps, epsilon=target_epsilon, delta=target_delta,
