@@ -44,9 +44,12 @@ from .rdp.gg_vector import vector_gg_renyi
 
 __all__ = ["GeneralizedGaussianVector", "VectorGGAccountant", "spreads", "VECTOR_ORDERS"]
 
-#: orders of the Renyi accounting: the quadrature anchors 2..256 (between them the
-#: subsampling sums use chords of the convex (a-1) D_a, so no other order is computed)
-VECTOR_ORDERS: Tuple[float, ...] = tuple(float(a) for a in ANCHORS)
+#: orders of the Renyi accounting: fractional orders in (1, 2), where Poisson subsampling
+#: still amplifies when the per-step divergence is large (beta > 2, large d), and the
+#: quadrature anchors 2..256 (between them the subsampling sums use chords of the convex
+#: (a-1) D_a, so no other integer order is computed)
+FRACTIONAL_ORDERS: Tuple[float, ...] = (1.05, 1.1, 1.15, 1.2, 1.3, 1.4, 1.5, 1.75)
+VECTOR_ORDERS: Tuple[float, ...] = FRACTIONAL_ORDERS + tuple(float(a) for a in ANCHORS)
 
 _MAX_SPREAD = 4096
 

@@ -190,3 +190,36 @@ def test_composition_adds_orderwise():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_fractional_order_inequality_and_subsampled_bound_dominate_exact_gaussian():
+    """Orders in (1, 2): (1+x)^a <= 1 + a x + |x|^a on x >= -1, and the subsampled bound
+    lies above the exact Renyi divergence of the Poisson-subsampled Gaussian (both
+    directions, by quadrature), and below the order-2 bound once the base divergence is
+    large (where it matters)."""
+    from scipy import integrate, stats
+
+    from sampledprv.rdp.subsampled import subsampled_fractional_bound
+    x = np.concatenate([np.linspace(-1.0, 3.0, 4001), np.geomspace(3.0, 1e6, 200)])
+    for a in (1.01, 1.3, 1.7, 1.99):
+        assert np.all((1 + x) ** a <= 1 + a * x + np.abs(x) ** a + 1e-12 * (1 + np.abs(x) ** a))
+    for mu in (0.5, 2.0, 5.0):
+        for q in (0.01, 0.2):
+            def log_mix(t):
+                return np.logaddexp(math.log1p(-q) + stats.norm.logpdf(t),
+                                    math.log(q) + stats.norm.logpdf(t, mu))
+            for a in (1.1, 1.5, 1.9):
+                rem = integrate.quad(lambda t: math.exp(
+                    (1 - a) * stats.norm.logpdf(t) + a * log_mix(t)),
+                    -40, 40 + mu, points=[0, mu], limit=400)[0]
+                add = integrate.quad(lambda t: math.exp(
+                    a * stats.norm.logpdf(t) + (1 - a) * log_mix(t)),
+                    -40, 40 + mu, points=[0, mu], limit=400)[0]
+                exact = max(math.log(rem), math.log(add)) / (a - 1)
+                spec = sp.PoissonSubsampled(sp.Gaussian(1.0 / mu), q)
+                ours = max(renyi_divergence(spec, a, d) for d in ("remove", "add"))
+                assert exact <= ours <= subsampled_fractional_bound(a, q, a * mu * mu / 2) \
+                    * (1 + 1e-9)
+    # large base divergence: order 2 barely amplifies, the fractional order does
+    big = sp.PoissonSubsampled(sp.Gaussian(1.0 / 5.0), 0.01)
+    assert renyi_divergence(big, 1.2, "remove") < 0.2 * renyi_divergence(big, 2.0, "remove")

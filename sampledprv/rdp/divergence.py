@@ -39,7 +39,8 @@ from ..mechanisms import (
 )
 from ._rounding import up
 from .gg_quadrature import gg_renyi_bounds
-from .subsampled import integer_order, subsampled_general_bound, subsampled_remove_bound
+from .subsampled import (integer_order, subsampled_fractional_bound, subsampled_general_bound,
+                         subsampled_remove_bound)
 
 __all__ = ["renyi_divergence", "DIRECTIONS", "register_divergence"]
 
@@ -131,7 +132,11 @@ def _subsampled(spec: PoissonSubsampled, a: float, direction: str) -> float:
     alpha = integer_order(a)
     base = spec.mechanism
     if direction == "remove" or base.symmetric:
-        return subsampled_remove_bound(alpha, spec.q, _base_fn(base, "remove"))
+        whole = subsampled_remove_bound(alpha, spec.q, _base_fn(base, "remove"))
+        if 1.0 < a < 2.0 and spec.q < 1.0:
+            frac = subsampled_fractional_bound(a, spec.q, renyi_divergence(base, a, "remove"))
+            return min(whole, frac)
+        return whole
     rem, add = _base_fn(base, "remove"), _base_fn(base, "add")
     return subsampled_general_bound(alpha, spec.q, lambda k: max(rem(k), add(k)))
 

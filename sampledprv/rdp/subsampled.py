@@ -43,7 +43,25 @@ average is at most the worst pair.  For integer :math:`\alpha \ge 2`:
   and :math:`T(1/x) = S(x)` identically.  The case :math:`r < 1` follows from
   :math:`\tilde h(1/r) = \tilde h(r)/r`.  :math:`\square`
 
-Non-integer orders use :math:`D_\alpha \le D_{\lceil\alpha\rceil}` (Renyi divergences are
+Orders :math:`1 < \alpha < 2`, remove direction (and add for symmetric bases, by the
+argument above, which holds for every real :math:`\alpha > 1`): with :math:`X = q(r - 1)`,
+:math:`E_{Q_0}[X] = 0` and the elementary inequality
+:math:`(1+x)^\alpha \le 1 + \alpha x + |x|^\alpha` for :math:`x \ge -1`,
+:math:`1 < \alpha \le 2` (for :math:`x \ge 0` the difference has derivative
+:math:`\alpha(1 + x^{\alpha-1} - (1+x)^{\alpha-1}) \ge 0` by subadditivity of
+:math:`t^{\alpha-1}`; for :math:`x = -y \in [-1, 0]`, :math:`y^\alpha - (1-y)^\alpha + 1 - \alpha y`
+has derivative :math:`\alpha(y^{\alpha-1} + (1-y)^{\alpha-1} - 1) \ge 0`), so
+
+.. math::
+   e^{(\alpha-1)D_\alpha(P\|Q)} \le 1 + q^\alpha E_{Q_0}|r - 1|^\alpha
+   \le 1 + q^\alpha\big(e^{(\alpha-1)D_\alpha(P_0\|Q_0)} - 1 + (1 + \alpha)\,TV\big),
+
+using :math:`(r-1)^\alpha \le r^\alpha - 1` for :math:`r \ge 1`, :math:`(1-r)^\alpha \le 1 - r`
+and :math:`1 - r^\alpha \le \alpha(1 - r)` for :math:`r < 1`, and
+:math:`E_{Q_0}[(1-r)_+] = TV(P_0, Q_0) \le 1`
+(:func:`subsampled_fractional_bound`).  It matters when the base divergence is large
+(then order 2 amplifies little: :math:`q^2 e^{D_2}` can exceed 1).  Other non-integer
+orders use :math:`D_\alpha \le D_{\lceil\alpha\rceil}` (Renyi divergences are
 nondecreasing in the order).
 """
 
@@ -57,7 +75,8 @@ from scipy.special import gammaln
 
 from ._rounding import up
 
-__all__ = ["subsampled_remove_bound", "subsampled_general_bound", "integer_order"]
+__all__ = ["subsampled_remove_bound", "subsampled_general_bound", "integer_order",
+           "subsampled_fractional_bound"]
 
 
 def integer_order(order: float) -> int:
@@ -100,3 +119,22 @@ def subsampled_general_bound(alpha: int, q: float, base: Callable[[int], float])
     terms = _log_terms(alpha, q, base)
     terms[3:] += math.log(3.0)
     return _finish(terms, alpha)
+
+
+def subsampled_fractional_bound(alpha: float, q: float, base: float, tv: float = 1.0) -> float:
+    r"""Upper bound on :math:`D_\alpha((1-q)Q_0 + qP_0 \,\|\, Q_0)` for ``1 < alpha < 2``
+    from ``base`` :math:`\ge D_\alpha(P_0\|Q_0)` and ``tv`` :math:`\ge TV(P_0, Q_0)` (see the
+    module docstring):
+    :math:`\log(1 + q^\alpha(e^{(\alpha-1)\,base} - 1 + (1+\alpha)\,tv)) / (\alpha - 1)`."""
+    a = float(alpha)
+    if not 1.0 < a < 2.0:
+        raise ValueError(f"alpha must lie in (1, 2) for the fractional bound, got {alpha!r}")
+    if not math.isfinite(base):
+        return math.inf
+    log_q = a * math.log(q)
+    # log(e^{(a-1) base} - 1 + (1 + a) tv), then log1p of q^a times it
+    x = (a - 1.0) * max(float(base), 0.0)
+    with np.errstate(divide="ignore"):
+        inner = x + float(np.log1p(((1.0 + a) * tv - 1.0) * math.exp(-x)))
+    total = math.log1p(math.exp(log_q + inner)) if log_q + inner < 700 else log_q + inner
+    return up(total / (a - 1.0), (abs(log_q + inner) + 1.0) / (a - 1.0))
