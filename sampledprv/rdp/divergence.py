@@ -104,7 +104,7 @@ def _base_fn(spec: Mechanism, direction: str) -> Callable[[int], float]:
     r"""``k -> upper bound on D_k`` for the subsampling sums.
 
     For specs whose bound needs quadrature, orders between anchors are bounded by the
-    chord of :math:`K(lpha) = (lpha - 1)D_lpha`, which is convex in :math:`lpha`
+    chord of :math:`K(\alpha) = (\alpha - 1)D_\alpha`, which is convex in :math:`\alpha`
     (a cumulant generating function; a supremum over pairs of convex functions is convex),
     so the chord through upper bounds at the anchors lies above it."""
     cache: Dict[int, float] = {}
