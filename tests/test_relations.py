@@ -216,3 +216,31 @@ def test_sampled_accountant_under_substitution_brackets_the_analytic_one():
     s = sp.SampledAccountant(200_000, alpha=1e-6, seed=1, neighbouring="substitute")
     iv = s.compose(spec, 5).delta(0.5)
     assert iv.lower <= exact.upper and exact.lower <= iv.upper
+
+
+@pytest.mark.parametrize("others", [(1, -1), (0, 0), (-1, -1)])
+def test_fixed_size_dataset_pairs_below_the_member_bound_at_k_50(others):
+    """Fixed-size batches (b = 1 of n = 3) under substitution, the changed record +1 -> -1:
+    the exact pair of each dataset pair, composed 50 times, stays below the accountant's
+    bound (the 2C member; design notes).  Others (-1, -1) *is* the member (attained);
+    others of both signs mix the two orientations of the member family."""
+    sigma, n, k = 1.0, 3, 50
+    xs = np.arange(-40, 41)
+    w = np.exp(-xs ** 2 / (2 * sigma ** 2))
+    w /= w.sum()
+
+    def shifted(s):
+        out = np.zeros(xs.size)
+        out[max(s, 0): xs.size + min(s, 0)] = w[max(-s, 0): xs.size - max(s, 0)]
+        return out
+
+    p = sum(shifted(r) for r in (1,) + others) / n
+    q = sum(shifted(r) for r in (-1,) + others) / n
+    true = sp.Accountant(eps_error=0.01, delta_error=1e-12).compose(
+        sp.FinitePair(tuple(p / p.sum()), tuple(q / q.sum())), k)
+    bound = sp.Accountant(eps_error=0.01, delta_error=1e-12, neighbouring="substitute").compose(
+        sp.FixedSizeSubsampled(sp.DiscreteGaussian(sigma), 1, n), k)
+    for delta in (1e-3, 1e-6):
+        assert true.epsilon(delta).lower <= bound.epsilon(delta).upper
+    if others == (-1, -1):      # attained: the two intervals overlap
+        assert true.epsilon(1e-6).upper >= bound.epsilon(1e-6).lower
