@@ -50,7 +50,7 @@ from .interval import DETERMINISTIC, Interval
 from .contract import PrivacyAccountant
 from .mechanisms import Gaussian, Mechanism
 from .mechanisms.base import DIRECTIONS, Direction, NeighbouringRelation, as_direction, as_relation
-from .prv import privacy_loss, resolve_relation
+from .prv import privacy_loss, resolve_bounds, resolve_relation
 
 __all__ = ["Accountant"]
 
@@ -237,6 +237,12 @@ class Accountant(PrivacyAccountant):
         self._online_refused: str | None = None
         self._method = METHOD
         self._levels: dict[str, float] = {}
+        #: resolved composition given directly (the two inner accountants of bracketed
+        #: compositions); ``None``: resolve ``_composition`` under ``neighbouring``
+        self._pairs: dict[Mechanism, int] | None = None
+        #: ``(upper, lower)`` inner accountants when some spec's two ends come from
+        #: different pairs (fixed-size batches under substitution), else ``None``
+        self._ends: tuple["Accountant", "Accountant"] | None = None
 
     # ---- building the composition ----------------------------------------------------
     def compose(self, mechanism: Mechanism, count: int = 1) -> "Accountant":
@@ -249,9 +255,11 @@ class Accountant(PrivacyAccountant):
         count = v.positive_int("count", count)
         if mechanism not in self._composition:
             # fail early on unsupported specs and relations
-            privacy_loss(resolve_relation(mechanism, self.neighbouring), "remove")
+            for r in resolve_bounds(mechanism, self.neighbouring):
+                privacy_loss(r, "remove")
         self._composition[mechanism] = self._composition.get(mechanism, 0) + count
         self._curves = None
+        self._ends = None
         return self
 
     @property
@@ -502,6 +510,16 @@ class Accountant(PrivacyAccountant):
         lines = [f"Accountant(eps_error={self.eps_error:g}, delta_error={self.delta_error:g}): "
                  f"{sum(self._composition.values()):,} mechanisms, "
                  f"{len(self._composition)} distinct"]
+        ends = self._bracket() if self._composition else None
+        if ends is not None:
+            for name, inner in zip(("upper end (symmetric dominating pair)",
+                                    "lower end (attained member pair u = 2C, v = 0)"), ends):
+                body = inner.describe().splitlines()[1:]
+                lines.append(f"{name}:")
+                lines.extend("  " + x for x in body if not x.startswith("online updates"))
+            lines.append("online updates: off (fixed-size batches under substitution take "
+                         "their two ends from two compositions)")
+            return "\n".join(lines)
         if self._composition:
             curves = self._build()
             c = next(iter(curves.values()))
@@ -533,8 +551,8 @@ class Accountant(PrivacyAccountant):
         if not isinstance(mechanism, Mechanism):
             return False
         try:
-            resolve_relation(mechanism, self.neighbouring)
-            privacy_loss(resolve_relation(mechanism, self.neighbouring), "remove")
+            for r in resolve_bounds(mechanism, self.neighbouring):
+                privacy_loss(r, "remove")
         except (TypeError, ValueError):
             return False
         return True
@@ -547,11 +565,57 @@ class Accountant(PrivacyAccountant):
     def _resolved_composition(self) -> dict[Mechanism, int]:
         """The composition under the relation: each spec replaced by the spec of its
         worst-case pair for it."""
+        if self._pairs is not None:
+            return dict(self._pairs)
         resolved: dict[Mechanism, int] = {}
         for m, c in self._composition.items():
             r = resolve_relation(m, self.neighbouring)
             resolved[r] = resolved.get(r, 0) + c
         return resolved
+
+    def _bracket(self) -> tuple["Accountant", "Accountant"] | None:
+        """The ``(upper, lower)`` inner accountants when some composed spec takes its two
+        ends from different pairs (:func:`~sampledprv.prv.resolve_bounds`: fixed-size
+        batches under substitution), else ``None``.  Each composes the resolved pairs of
+        its end; the upper one the symmetric dominating pairs, the lower one the attained
+        member pairs."""
+        if self._pairs is not None:
+            return None
+        if self._ends is not None:
+            return self._ends
+        bounds = {m: resolve_bounds(m, self.neighbouring) for m in self._composition}
+        if all(u is lo for u, lo in bounds.values()):
+            return None
+        ends = []
+        for i in (0, 1):
+            inner = Accountant(self.eps_error, self.delta_error,
+                               max_grid_size=self.max_grid_size,
+                               merge_gaussians=self.merge_gaussians)
+            pairs: dict[Mechanism, int] = {}
+            for m, c in self._composition.items():
+                r = bounds[m][i]
+                pairs[r] = pairs.get(r, 0) + c
+            inner._pairs = pairs
+            inner._composition = dict(pairs)
+            ends.append(inner)
+        self._ends = (ends[0], ends[1])
+        return self._ends
+
+    def _bracketed(self, query: str, x: float, direction: object) -> Interval | None:
+        """The interval of a bracketed composition: upper end from the upper accountant,
+        lower end from the lower one, estimate from the upper one (clipped)."""
+        ends = self._bracket()
+        if ends is None:
+            return None
+        up = getattr(ends[0], query)(x, direction)
+        low = getattr(ends[1], query)(x, direction)
+        lower = min(low.lower, up.upper)
+        est = min(max(up.estimate, lower), up.upper)
+        method = (f"upper end: symmetric dominating pair of the fixed-size family "
+                  f"({up.method}); lower end: attained member pair u = 2C, v = 0 "
+                  f"({low.method})")
+        details = {**up.details, "lower_end": dict(low.details)}
+        return Interval(lower, est, up.upper, DETERMINISTIC, 1.0, method, details)
 
     def _effective_composition(self) -> dict[Mechanism, int]:
         """The resolved composition with Gaussians merged in closed form (if enabled)."""
@@ -592,6 +656,9 @@ class Accountant(PrivacyAccountant):
         ``direction="remove"`` / ``"add"`` (or :class:`~sampledprv.Direction`) answers
         that direction only; the default ``None`` is the maximum over both."""
         eps = v.nonnegative("epsilon", epsilon)
+        bracketed = self._bracketed("delta", eps, direction)
+        if bracketed is not None:
+            return bracketed
         curves = self._select(direction)
         lows, ests, ups = [], [], []
         for c in curves.values():
@@ -613,6 +680,9 @@ class Accountant(PrivacyAccountant):
         ``direction="remove"`` / ``"add"`` (or :class:`~sampledprv.Direction`) answers
         that direction only; the default ``None`` is the maximum over both."""
         delta = v.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+        bracketed = self._bracketed("epsilon", delta, direction)
+        if bracketed is not None:
+            return bracketed
         curves = self._select(direction)
         lows, ests, ups = [], [], []
         for c in curves.values():

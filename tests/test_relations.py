@@ -7,7 +7,10 @@ neighbouring pair of datasets under each relation, and the exact hockey-stick
 divergence of the k-fold product (k = 1, 2, 3) in both directions.  The accountant's
 upper bound must be at least the maximum over all pairs, and its lower bound at most it
 (the worst pair is attained on these datasets).  Every pair is checked at every k: a
-pair that is worst for one release need not be worst under composition.
+pair that is worst for one release need not be worst under composition.  For fixed-size
+batches under substitution the upper end comes from the symmetric dominating pair and
+the lower end from the attained member pair (``u = 2C, v = 0``), so the upper end has
+more slack there.
 """
 
 from __future__ import annotations
@@ -244,3 +247,88 @@ def test_fixed_size_dataset_pairs_below_the_member_bound_at_k_50(others):
         assert true.epsilon(delta).lower <= bound.epsilon(delta).upper
     if others == (-1, -1):      # attained: the two intervals overlap
         assert true.epsilon(1e-6).upper >= bound.epsilon(1e-6).lower
+
+
+def _ends_by_hand(base, doubled, b, n, k, query, x):
+    """The two ends computed from the two pairs directly, under add/remove."""
+    from sampledprv.mechanisms.substitution import SymmetricDominatingPair
+    member = sp.PoissonSubsampled(doubled, b / n)
+    up = getattr(sp.Accountant(eps_error=0.01, delta_error=1e-12).compose(
+        SymmetricDominatingPair(member), k), query)(x)
+    low = getattr(sp.Accountant(eps_error=0.01, delta_error=1e-12).compose(member, k),
+                  query)(x)
+    return up, low
+
+
+@pytest.mark.parametrize("base, doubled", [(sp.DiscreteGaussian(2.0), sp.DiscreteGaussian(2.0, 2)),
+                                           (sp.Gaussian(2.0), sp.Gaussian(2.0, 2.0))])
+def test_fixed_size_ends_come_from_the_two_pairs(base, doubled):
+    """Upper end = the symmetric dominating pair's upper, lower end = the attained member
+    pair's lower (both composed under add/remove by hand); the method names both."""
+    b, n, k = 1, 20, 30
+    acc = sp.Accountant(eps_error=0.01, delta_error=1e-12, neighbouring="substitute").compose(
+        sp.FixedSizeSubsampled(base, b, n), k)
+    for query, x in (("epsilon", 1e-5), ("delta", 1.0)):
+        iv = getattr(acc, query)(x)
+        up, low = _ends_by_hand(base, doubled, b, n, k, query, x)
+        assert iv.upper == up.upper and iv.lower == low.lower, (query, iv, up, low)
+        assert iv.lower <= iv.estimate <= iv.upper
+        assert up.lower > low.upper    # the dominating pair is strictly above the member
+        assert "symmetric dominating pair" in iv.method and "attained" in iv.method
+    assert "symmetric dominating pair" in acc.describe()
+
+
+def test_symmetric_dominating_pair_profile():
+    """The pair S: a law of total mass 1 with a non-negative atom at 0, symmetric, whose
+    profile at epsilon >= 0 is the member's remove profile, at least the add profile."""
+    from sampledprv.mechanisms.substitution import SymmetricDominatingPair
+    from sampledprv.prv import loss_pair
+    member = sp.PoissonSubsampled(sp.DiscreteLaplace(0.7, 2), 0.4)
+    s = SymmetricDominatingPair(member)
+    assert s.symmetric
+    law, mirror = loss_pair(s)
+    total = law.finite_mass + law.p_pos_inf + law.p_neg_inf
+    assert abs(total - 1.0) < 1e-12 and law.atom_masses[law.atom_values == 0].sum() > 0
+    # the second law is that of the same loss under Q: E_Q[e^L] = P(L > -inf)
+    assert abs(float(np.sum(mirror.atom_masses * np.exp(mirror.atom_values)))
+               + law.p_neg_inf - 1.0) < 1e-12
+    p_m, q_m = loss_pair(member)
+    assert law.cont_mass == 0 and p_m.cont_mass == 0    # integer noise: atoms only
+
+    def curve(d, e):      # E[(1 - e^(e - L))_+] of an atomic law
+        return float(np.sum(d.atom_masses * np.maximum(0.0, -np.expm1(e - d.atom_values)))
+                     + d.p_pos_inf)
+    for e in (0.0, 0.3, 0.5, 1.5, 2.5):
+        assert abs(curve(law, e) - curve(p_m, e)) < 1e-14            # remove profile
+        assert curve(q_m.negated(), e) <= curve(law, e) + 1e-14       # above the add one
+
+
+def test_symmetric_dominating_pair_sampler_matches_its_law():
+    """The pair's numpy sampler (registry contract) draws its analytic law."""
+    from sampledprv.mechanisms.registry import family_of
+    from sampledprv.mechanisms.substitution import SymmetricDominatingPair
+    from sampledprv.prv import loss_pair
+    s = SymmetricDominatingPair(sp.PoissonSubsampled(sp.DiscreteLaplace(0.7, 2), 0.4))
+    law = loss_pair(s)[0]
+    draw_p, draw_q = family_of(s).numpy_losses(s)
+    x = draw_p(np.random.default_rng(3), 200_000)
+    values = np.unique(law.atom_values)
+    masses = [float(law.atom_masses[np.abs(law.atom_values - v) < 1e-9].sum()) for v in values]
+    assert values.size >= 3 and abs(sum(masses) - 1.0) < 1e-12
+    for v, m in zip(values, masses):
+        freq = float(np.mean(np.abs(x - v) < 1e-9))
+        assert abs(freq - m) < 5 * math.sqrt(m * (1 - m) / x.size) + 1e-9, (v, m, freq)
+    assert np.allclose(np.sort(-draw_q(np.random.default_rng(3), 1000)),
+                       np.sort(draw_p(np.random.default_rng(3), 1000)))
+
+
+def test_fixed_size_substitution_refusals():
+    """The sampled accountant refuses fixed-size substitution (naming the relation and
+    the analytic accountant); asymmetric noise is refused (no dominating pair)."""
+    spec = sp.FixedSizeSubsampled(sp.DiscreteGaussian(2.0), 1, 20)
+    s = sp.SampledAccountant(10_000, alpha=1e-3, seed=1, neighbouring="substitute")
+    with pytest.raises(ValueError, match="substitute.*sp.Accountant"):
+        s.compose(spec, 3)
+    with pytest.raises(ValueError, match="symmetric noise"):
+        sp.Accountant(neighbouring="substitute").compose(
+            sp.FixedSizeSubsampled(sp.Binomial(20, 0.3), 1, 20), 3)

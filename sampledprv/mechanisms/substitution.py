@@ -28,22 +28,29 @@ with a batch that contains it (Balle, Barthe and Gaboardi 2018, "Privacy amplifi
 by subsampling: tight analyses via couplings and divergences", Theorem 10, proved for
 :math:`(\varepsilon,\delta)` by this coupling) gives pairs
 :math:`((1-\gamma)\mu + \gamma\mu_u, (1-\gamma)\mu + \gamma\mu_v)` with
-:math:`|u|, |v|, |u - v| \le 2C`; the accountants use the extreme member
-:math:`u = 2C, v = 0`,
+:math:`|u|, |v|, |u - v| \le 2C`.  Its extreme member :math:`u = 2C, v = 0`,
 
 .. math:: P^* = (1-\gamma)\mu + \gamma\mu_{2C}, \qquad Q^* = \mu,
 
-in both directions, i.e. the add/remove Poisson pair of the mechanism with twice the
-sensitivity (the "substitution = sensitivity 2C" accounting).  The reduction to the
-family is proved (coupling and joint convexity, for every :math:`\alpha`); that this
-member bounds the *composition* is checked, not proved: it is not a dominating pair in
-the sense of Zhu, Dong and Wang (2022, "Optimal accounting of differential privacy via
-characteristic function", Theorem 10), since the mirrored member :math:`(0, -2C)` has a
-larger hockey-stick divergence at :math:`\alpha < 1`, and the symmetric pair that does
-dominate (design notes) gives larger epsilons.  The exhaustive relation tests (every
-neighbouring pair of small datasets, exact output laws, 1, 2 and 3 compositions) find
-no dataset pair above it; sampling without replacement is refused under add/remove
-(the batch size would change with the dataset size).
+i.e. the add/remove Poisson pair of the mechanism with twice the sensitivity.  A dataset
+pair attains it (all other records equal to :math:`-C`), so it gives the **lower** end of
+the analytic accountant's intervals.  It is not a dominating pair in the sense of Zhu,
+Dong and Wang (2022, "Optimal accounting of differential privacy via characteristic
+function", Definition 7 and Theorem 10): the mirrored member :math:`(0, -2C)` has a
+larger hockey-stick divergence :math:`H_\alpha` at :math:`\alpha < 1`.  The **upper**
+end comes from :class:`SymmetricDominatingPair`: the symmetric pair :math:`S` with
+:math:`H_\alpha(S) = \max(H_\alpha(P^*\|Q^*), H_\alpha(Q^*\|P^*))` for every
+:math:`\alpha \ge 0`, the envelope of the family (for symmetric noise; the family's
+envelope is the larger of its two extreme members, checked numerically in the design
+notes), hence a dominating pair whose :math:`k`-fold product bounds the composition.
+For symmetric noise and :math:`\alpha \ge 1` the remove direction is the larger
+(perspective argument, design notes), so :math:`S` has the remove pair's loss law on
+:math:`(0, \infty]`, its mirror image weighted by :math:`e^{-y}` (the law of
+:math:`-\ell` under :math:`Q^*` on :math:`\ell > 0`) on :math:`[-\infty, 0)`, and
+an atom at 0.  Asymmetric noise (binomial with ``p != 1/2``) is refused; sampling
+without replacement is refused under add/remove (the batch size would change with the
+dataset size).  The sampled accountant refuses fixed-size substitution (use
+:class:`~sampledprv.Accountant`).
 """
 
 from __future__ import annotations
@@ -72,10 +79,12 @@ class FixedSizeSubsampled(Mechanism):
     r"""``mechanism`` run on a uniformly random batch of exactly ``batch_size`` of the
     ``dataset_size`` records (sampling without replacement).
 
-    Accounted under the substitution relation only (``neighbouring="substitute"``),
-    by the pair of the module docstring with :math:`\gamma` = ``batch_size /
-    dataset_size``, for additive-noise mechanisms (Gaussian, Laplace, Generalized
-    Gaussian, binomial, discrete Laplace, discrete Gaussian).
+    Accounted by the analytic :class:`~sampledprv.Accountant` under the substitution
+    relation only (``neighbouring="substitute"``), with :math:`\gamma` = ``batch_size /
+    dataset_size``, for symmetric additive noise (Gaussian, Laplace, Generalized
+    Gaussian, binomial with ``p = 1/2``, discrete Laplace, discrete Gaussian): the upper
+    end of an interval from the symmetric dominating pair, the lower end from the
+    attained member pair (module docstring).
 
     Parameters
     ----------
@@ -275,6 +284,10 @@ def subsampled_for_relation(spec: Mechanism, relation: NeighbouringRelation) -> 
             raise _refuse(spec, "sampling without replacement is accounted for "
                           "additive-noise mechanisms only (Gaussian, Laplace, Generalized "
                           "Gaussian, binomial, discrete Laplace, discrete Gaussian)")
+        if not base.symmetric:
+            raise _refuse(spec, "sampling without replacement under substitution is certified "
+                          "for symmetric noise only (the dominating pair of the upper end "
+                          "needs the noise's mirror symmetry); use p = 1/2 for binomial noise")
         return PoissonSubsampled(_family_relation(base, relation), spec.gamma)
     assert isinstance(spec, PoissonSubsampled)
     base = spec.mechanism
@@ -291,3 +304,125 @@ def subsampled_for_relation(spec: Mechanism, relation: NeighbouringRelation) -> 
     raise _refuse(spec, "Poisson subsampling under substitution is accounted for the "
                   "Gaussian and the integer-noise mechanisms (binomial, discrete Laplace, "
                   "discrete Gaussian); use neighbouring='add_remove', or one of those")
+
+
+# ---- the symmetric dominating pair of the fixed-size family ------------------------------------
+_U = float(np.finfo(np.float64).eps)
+
+
+@dataclass(frozen=True)
+class SymmetricDominatingPair(Mechanism):
+    r"""The symmetric pair :math:`S` whose privacy profile is
+    :math:`\max(H_\alpha(P^*\|Q^*), H_\alpha(Q^*\|P^*))` for a ``member`` pair
+    :math:`(P^*, Q^*)` whose remove direction is the larger for :math:`\alpha \ge 1`
+    (internal: the upper end of fixed-size batches under substitution, module
+    docstring).
+
+    With :math:`\ell = \log p^*/q^*`, the loss of :math:`S` under its first law is
+    :math:`\ell` under :math:`P^*` on :math:`\{\ell > 0\}`, :math:`-\ell` under
+    :math:`Q^*` on :math:`\{\ell > 0\}`, and 0 with the remaining mass
+    :math:`1 - P^*(\ell > 0) - Q^*(\ell > 0)` (non-negative because the envelope is
+    convex).  Its second law is the mirror image, so one direction serves both."""
+
+    member: Mechanism
+    symmetric = True
+
+    def loss_pair(self):
+        from ..prv import loss_pair
+        under_p, under_q = loss_pair(self.member)
+        law = symmetrized_law(under_p, under_q)
+        return law, law.negated()
+
+    def __repr__(self) -> str:
+        return f"SymmetricDominatingPair({self.member!r})"
+
+
+def symmetrized_law(under_p: Any, under_q: Any) -> Any:
+    r"""The loss law of :class:`SymmetricDominatingPair` from the member's laws of
+    :math:`\ell` under :math:`P^*` (``under_p``) and under :math:`Q^*` (``under_q``)."""
+    from ..prv.loss_distribution import LossDistribution
+
+    lp, lq = under_p, under_q
+    zero = np.zeros(1)
+    sp0, sq0 = float(lp.sf_cont(zero)[0]), float(lq.sf_cont(zero)[0])
+    cp0 = float(lp.cdf_cont(zero)[0])
+
+    def cdf(y: np.ndarray) -> np.ndarray:
+        y = np.asarray(y, dtype=np.float64)
+        neg = lq.sf_cont(np.maximum(-y, 0.0))
+        pos = sq0 + np.maximum(lp.cdf_cont(np.maximum(y, 0.0)) - cp0, 0.0)
+        return np.where(y < 0, neg, pos)
+
+    def sf(y: np.ndarray) -> np.ndarray:
+        y = np.asarray(y, dtype=np.float64)
+        pos = lp.sf_cont(np.maximum(y, 0.0))
+        neg = sp0 + np.maximum(sq0 - lq.sf_cont(np.maximum(-y, 0.0)), 0.0)
+        return np.where(y >= 0, pos, neg)
+
+    kp, kq = lp.atom_values > 0, lq.atom_values > 0
+    values = np.concatenate([lp.atom_values[kp], -lq.atom_values[kq]])
+    masses = np.concatenate([lp.atom_masses[kp], lq.atom_masses[kq]])
+    rest = sp0 + sq0 + float(masses.sum()) + lp.p_pos_inf + lq.p_pos_inf
+    # the atom at 0 is a difference: its rounding goes to the mass defect
+    atom0 = 1.0 - rest
+    defect = lp.mass_defect + lq.mass_defect + 4.0 * _U * (masses.size + 4) + max(-atom0, 0.0)
+    values = np.append(values, 0.0)
+    masses = np.append(masses, max(atom0, 0.0))
+    conts = sp0 + sq0
+    support = (-max(lq.support[1], 0.0), max(lp.support[1], 0.0)) if conts > 0 else (0.0, 0.0)
+    return LossDistribution(
+        cdf, sf, conts, values, masses, p_pos_inf=lp.p_pos_inf, p_neg_inf=lq.p_pos_inf,
+        support=support, mass_defect=defect,
+        mass_rel_error=max(lp.mass_rel_error, lq.mass_rel_error),
+        value_error=max(lp.value_error, lq.value_error),
+        values_certified=lp.values_certified and lq.values_certified)
+
+
+def _symmetrized_samplers(pair: SymmetricDominatingPair):
+    r"""``(f_P, f_Q)`` samplers of the loss of ``pair`` under its two laws: a category
+    (:math:`\ell` under :math:`P^*` on :math:`\ell > 0`, :math:`-\ell` under
+    :math:`Q^*` on :math:`\ell > 0`, or 0) with its exact mass, then the member's draws
+    conditioned on :math:`\ell > 0` by rejection.  Not used by the sampled accountant,
+    which refuses fixed-size substitution (its lower end would not be attained)."""
+    from ..prv import loss_pair
+    from ..sampled.histograms._numpy_histogram import numpy_loss_sampler
+    lp, lq = loss_pair(pair.member)
+    zero = np.zeros(1)
+    a = float(lp.sf(zero)[0])
+    b = float(lq.sf(zero)[0])
+    draw_p = numpy_loss_sampler(pair.member, "remove")           # l under P*
+    draw_add = numpy_loss_sampler(pair.member, "add")            # -l under Q*
+
+    def positive(r: np.random.Generator, draw, rate: float, n: int, sign: float) -> np.ndarray:
+        out, got = np.empty(n), 0
+        while got < n:
+            x = sign * draw(r, max(64, int(1.2 * (n - got) / max(rate, 1e-9))))
+            x = x[x > 0][: n - got]
+            out[got: got + x.size] = x
+            got += x.size
+        return out
+
+    def under_p(r: np.random.Generator, n: int) -> np.ndarray:
+        u = r.random(n)
+        out = np.zeros(n)
+        ia, ib = u < a, (u >= a) & (u < a + b)
+        out[ia] = positive(r, draw_p, a, int(ia.sum()), 1.0)
+        out[ib] = -positive(r, draw_add, b, int(ib.sum()), -1.0)
+        return out
+
+    return under_p, (lambda r, n: -under_p(r, n))
+
+
+register(Family(
+    name="symmetric_dominating_pair", types=(SymmetricDominatingPair,),
+    loss_pair=lambda m: m.loss_pair(), numpy_losses=_symmetrized_samplers))
+
+
+def fixed_size_bounds(spec: Mechanism, relation: NeighbouringRelation) -> Tuple[Mechanism,
+                                                                                 Mechanism]:
+    """``(upper, lower)``: the specs whose compositions give the upper and the lower end
+    of a fixed-size ``spec`` under ``relation`` (module docstring)."""
+    lower = subsampled_for_relation(spec, relation)
+    if getattr(lower, "symmetric", False):      # gamma = 1: the pair is already symmetric
+        return lower, lower
+    return SymmetricDominatingPair(lower), lower

@@ -50,6 +50,28 @@ def _resolve(mechanism: object, rel: NeighbouringRelation) -> object:
     return fam.for_relation(mechanism, rel)
 
 
+def resolve_bounds(mechanism: object, relation: object) -> tuple[object, object]:
+    """``(upper, lower)``: the specs whose compositions give the upper and the lower end
+    of ``mechanism``'s intervals under ``relation``.
+
+    Both are :func:`resolve_relation`'s spec, except for fixed-size batches under
+    substitution: there the upper end comes from a symmetric dominating pair and the
+    lower end from the attained member pair
+    (:func:`sampledprv.mechanisms.substitution.fixed_size_bounds`)."""
+    from ..mechanisms.substitution import FixedSizeSubsampled
+    rel = as_relation(relation)
+    if isinstance(mechanism, FixedSizeSubsampled) and rel is NeighbouringRelation.SUBSTITUTE:
+        return _bounds_cached(mechanism, rel)
+    r = resolve_relation(mechanism, rel)
+    return r, r
+
+
+@functools.lru_cache(maxsize=256)
+def _bounds_cached(mechanism: object, rel: NeighbouringRelation) -> tuple[object, object]:
+    from ..mechanisms.substitution import fixed_size_bounds
+    return fixed_size_bounds(mechanism, rel)
+
+
 def loss_pair(mechanism: object) -> LossPair:
     """``(law of l under P, law of l under Q)`` for ``l = log p/q`` of the worst-case pair."""
     if isinstance(mechanism, PoissonSubsampled):
@@ -70,4 +92,4 @@ def privacy_loss(mechanism: object, direction: "str | Direction") -> LossDistrib
 
 
 __all__ = ["LossDistribution", "mixture", "loss_pair", "privacy_loss", "DIRECTIONS",
-           "resolve_relation"]
+           "resolve_relation", "resolve_bounds"]

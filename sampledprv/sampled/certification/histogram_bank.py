@@ -109,7 +109,16 @@ class HistogramBank:
         """What is sampled for ``mechanism``: a built-in spec's worst-case pair under the
         relation; user inputs as given."""
         if isinstance(mechanism, Mechanism):
+            from ...mechanisms.base import NeighbouringRelation, as_relation
+            from ...mechanisms.substitution import FixedSizeSubsampled
             from ...prv import resolve_relation
+            if isinstance(mechanism, FixedSizeSubsampled) and \
+                    as_relation(self.neighbouring) is NeighbouringRelation.SUBSTITUTE:
+                raise ValueError(
+                    f"{mechanism!r} under the neighbouring relation 'substitute': the sampled "
+                    "accountant cannot certify fixed-size batches under substitution (its "
+                    "upper end needs a symmetric dominating pair that has no sampler); use "
+                    "the analytic sp.Accountant(neighbouring='substitute')")
             return resolve_relation(mechanism, self.neighbouring)
         return mechanism
 
