@@ -137,7 +137,8 @@ def gg_renyi_bounds(beta: float, shift: float, order: float,
         # k_j ~ sqrt(gap_j) minimises sum k_j subject to sum gap_j / k_j <= rtol * s / 2
         gap = cell_up - cell_lo
         root = np.sqrt(gap)
-        k = np.ceil(root * (root.sum() / (0.5 * rtol * s_lo)))
+        # (a lower sum that underflowed to zero: measure the gaps against the upper one)
+        k = np.ceil(root * (root.sum() / (0.5 * rtol * (s_lo if s_lo > 0 else s_up))))
         k = np.clip(k, 1, 4096).astype(np.int64)
         if int(k.sum()) > 2_000_000:
             k = np.maximum(1, (k * (2_000_000 / k.sum())).astype(np.int64))

@@ -121,7 +121,7 @@ class GGDPOptimizer(DPOptimizer):
 
 
 class GGOpacusAccountant(IAccountant):
-    """Opacus accountant for beta-DP-SGD backed by a sampledprv accountant.
+    r"""Opacus accountant for beta-DP-SGD backed by a sampledprv accountant.
 
     ``history`` holds ``(noise_multiplier, sample_rate, steps)`` like Opacus' own
     accountants; :meth:`get_epsilon` composes
@@ -245,7 +245,7 @@ def gg_accountant_class(beta: float, accounting: str = "vector") -> Type[GGOpacu
 
 
 class GGPrivacyEngine(PrivacyEngine):
-    """``PrivacyEngine`` for beta-DP-SGD: ``ell_beta`` clipping, GG noise, sampledprv accounting.
+    r"""``PrivacyEngine`` for beta-DP-SGD: ``ell_beta`` clipping, GG noise, sampledprv accounting.
 
     Use it exactly like Opacus' engine::
 
@@ -300,7 +300,7 @@ class GGPrivacyEngine(PrivacyEngine):
     def calibrate_noise_multiplier(self, *, target_epsilon: float, target_delta: float,
                                    sample_rate: float, steps: int,
                                    dimension: Optional[int] = None) -> Calibration:
-        """Smallest noise multiplier with certified ``epsilon <= target_epsilon`` after
+        r"""Smallest noise multiplier with certified ``epsilon <= target_epsilon`` after
         ``steps`` steps at ``sample_rate`` (:func:`sampledprv.calibrate`); with the
         default ``accounting="vector"`` the certificate covers the :math:`\ell_\beta` ball
         in ``dimension`` dimensions."""
