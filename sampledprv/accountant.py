@@ -49,7 +49,7 @@ from ._online import OnlinePlan
 from .interval import DETERMINISTIC, Interval
 from .contract import PrivacyAccountant
 from .mechanisms import Gaussian, Mechanism
-from .mechanisms.base import DIRECTIONS, Direction, NeighbouringRelation, as_direction, as_relation
+from .mechanisms.base import Direction, NeighbouringRelation, as_direction, as_relation
 from .prv import privacy_loss, resolve_bounds, resolve_relation
 
 __all__ = ["Accountant"]

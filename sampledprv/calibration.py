@@ -240,7 +240,7 @@ class _Evaluations:
                    f"certified upper bound is {iv.upper:g}, {gap:.2g} above it")
         if iv.certification == "deterministic":
             eps_error = getattr(self.factory(), "eps_error", None)
-            problem += (f", and that margin is set by the accountant's eps_error"
+            problem += (", and that margin is set by the accountant's eps_error"
                         + (f" = {eps_error:g}" if eps_error is not None else "")
                         + ", not by the mechanism")
             return AdvisedError(problem, [

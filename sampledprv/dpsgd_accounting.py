@@ -17,7 +17,6 @@ of ``C``).  Two accountings are offered:
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Callable, Optional
 
 from .calibration import Calibration, calibrate

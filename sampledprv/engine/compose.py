@@ -185,6 +185,23 @@ def _binary_power(base: np.ndarray, c: int) -> np.ndarray:
     return result
 
 
+def inverse_with_roundoff(spectrum: np.ndarray, n: int, products: int
+                          ) -> tuple[np.ndarray, float]:
+    """Inverse real FFT of a composed spectrum and the estimated bound on the total
+    absolute round-off of the result.
+
+    The relative error of a spectrum entry grows like ``products * eps`` through the
+    powers and products; the inverse FFT spreads it over the grid.  The bound is
+    estimated from the spectrum's magnitude, and never below the negative mass the
+    inverse FFT produced."""
+    spectral_l1 = 2.0 * sum(float(np.abs(spectrum[i:i + _CHUNK]).sum())
+                            for i in range(0, spectrum.size, _CHUNK))
+    res = scipy.fft.irfft(spectrum, n=n, workers=-1)
+    negative = float(-res[res < 0].sum())
+    depth = max(np.log2(n), 1.0)              # a 1-point grid still rounds its powers
+    return res, max(2.0 * negative, (products + 2) * _EPS * depth * spectral_l1 / np.sqrt(n))
+
+
 def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
                      tail_mass: float, max_size: int = 2**26) -> ComposedPMF:
     """Distribution of the sum of independent lattice variables.
@@ -230,19 +247,9 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
             np.multiply(spectrum, phi, out=spectrum)
         del phi
         origin += c * pmf.offset
-    # Round-off: the relative error of a spectrum entry grows like (total count) * eps
-    # through the powers; the inverse FFT spreads it over the grid.  We estimate the
-    # total absolute pmf error from the composed spectrum's magnitude, and never below
-    # the negative mass the inverse FFT produced.
     k_total = sum(c for _, c in components)
-    spectral_l1 = 2.0 * sum(float(np.abs(spectrum[i:i + _CHUNK]).sum())
-                            for i in range(0, spectrum.size, _CHUNK))
-    res = scipy.fft.irfft(spectrum, n=n_fft, workers=-1)
+    res, numeric_error = inverse_with_roundoff(spectrum, n_fft, k_total)
     del spectrum
-    negative = float(-res[res < 0].sum())
-    depth = max(np.log2(n_fft), 1.0)          # a 1-point grid still rounds its powers
-    numeric_error = max(2.0 * negative,
-                        (k_total + 2) * _EPS * depth * spectral_l1 / np.sqrt(n_fft))
     numeric_error += p_inf_error
 
     # the window is a contiguous run of the circular array (at most one wrap)

@@ -42,6 +42,7 @@ from scipy.special import gammaln
 
 from ..prv.loss_distribution import LossDistribution
 from .discretize import _ULPS, Discretized, discretize
+from .compose import inverse_with_roundoff
 from .lattice import LatticePMF, _logsumexp_rows
 
 _EPS = np.finfo(np.float64).eps
@@ -248,12 +249,9 @@ def tail_mixture(core: LatticePMF, tail: LatticePMF, k: int, cap: int,
         bj *= b
         if math.isfinite(log_w[j]):
             acc += math.exp(log_w[j]) * bj
-    spectral_l1 = float(2.0 * np.abs(acc).sum())
-    res = scipy.fft.irfft(acc, n=n)
-    del acc, bj, a, b
-    negative = float(-res[res < 0].sum())
-    numeric = max(2.0 * negative,
-                  (cap + 2) * _EPS * max(np.log2(n), 1.0) * spectral_l1 / math.sqrt(n))
+    del bj, a, b
+    res, numeric = inverse_with_roundoff(acc, n, cap)
+    del acc
     idx = (np.arange(i_lo, i_hi + 1) - cap * core.offset) % n
     probs = np.clip(res[idx], 0.0, None)
     return (LatticePMF(probs=probs, offset=i_lo, h=core.h, shift=cap * core.shift),

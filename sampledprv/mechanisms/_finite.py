@@ -29,7 +29,8 @@ from typing import Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["FiniteLaw", "finite_law", "finite_loss_pair", "finite_numba", "finite_numpy"]
+__all__ = ["FiniteLaw", "finite_law", "finite_loss_pair", "finite_numba", "finite_numpy",
+           "FINITE_HOOKS"]
 
 #: tails dropped by the samplers are below this (far below the 2**-53 resolution of the
 #: uniform draws that drive any inverse-CDF sampler)
@@ -205,3 +206,9 @@ def log_normalize(log_w: np.ndarray) -> np.ndarray:
     """``log_w - logsumexp(log_w)``."""
     m = float(np.max(log_w))
     return log_w - (m + math.log(float(np.sum(np.exp(log_w - m)))))
+
+
+#: the registry hooks of a family whose spec tabulates its pair as ``law() -> FiniteLaw``
+FINITE_HOOKS = dict(loss_pair=lambda m: finite_loss_pair(m.law()),
+                    numba_source=lambda m: finite_numba(m.law()),
+                    numpy_losses=lambda m: finite_numpy(m.law()))

@@ -16,8 +16,10 @@ the only place these strings are checked.
 from __future__ import annotations
 
 import enum
+from dataclasses import replace
 
 __all__ = ["Mechanism", "Direction", "NeighbouringRelation", "as_direction", "as_relation",
+           "doubled_under_substitution",
            "DIRECTIONS"]
 
 
@@ -105,3 +107,11 @@ class Mechanism:
     #: True when the privacy loss has the same law in both directions, so that
     #: accountants may compute one direction only.
     symmetric: bool = False
+
+
+def doubled_under_substitution(spec, relation: NeighbouringRelation):
+    """``for_relation`` of an additive-noise family: ``sensitivity`` is the per-record
+    (add/remove) bound, so under substitution a sum moves by twice it."""
+    if relation is NeighbouringRelation.SUBSTITUTE:
+        return replace(spec, sensitivity=2 * spec.sensitivity)
+    return spec

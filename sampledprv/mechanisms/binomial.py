@@ -23,14 +23,14 @@ moves the count by 1 only, so the doubled value is conservative there).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Dict
 
 import numpy as np
 
 from .. import _validation as v
-from ._finite import finite_loss_pair, finite_numba, finite_numpy, mixture_pair_law
-from .base import Mechanism, NeighbouringRelation
+from ._finite import FINITE_HOOKS, mixture_pair_law
+from .base import doubled_under_substitution, Mechanism
 from .discrete_laplace import integer_sensitivity
 from .gaussian import _g
 from .registry import CliKind, Family, register
@@ -109,11 +109,6 @@ class Binomial(Mechanism):
                                 log_error=self.noise_log_error())
 
 
-def _for_relation(spec: Binomial, relation: NeighbouringRelation) -> Binomial:
-    if relation is NeighbouringRelation.SUBSTITUTE:
-        return replace(spec, sensitivity=2 * spec.sensitivity)
-    return spec
-
 
 def _build(prm: Dict[str, Any]) -> Binomial:
     return Binomial(prm["trials"], prm.get("p", 0.5), prm.get("sensitivity", 1))
@@ -121,10 +116,8 @@ def _build(prm: Dict[str, Any]) -> Binomial:
 
 FAMILY = register(Family(
     name="binomial", types=(Binomial,),
-    loss_pair=lambda m: finite_loss_pair(m.law()),
-    numba_source=lambda m: finite_numba(m.law()),
-    numpy_losses=lambda m: finite_numpy(m.law()),
-    for_relation=_for_relation,
+    **FINITE_HOOKS,
+    for_relation=doubled_under_substitution,
     cli=(CliKind("binomial", (("trials",),), ("p", "sensitivity"), (),
                  "binomial trials=1000 p=0.5",
                  "binomial mechanism, Bin(trials, p) noise (p default 0.5), integer "

@@ -19,14 +19,14 @@ are exact.  Under substitution the sensitivity doubles.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Dict
 
 import numpy as np
 
 from .. import _validation as v
-from ._finite import finite_loss_pair, finite_numba, finite_numpy, mixture_pair_law
-from .base import Mechanism, NeighbouringRelation
+from ._finite import FINITE_HOOKS, mixture_pair_law
+from .base import doubled_under_substitution, Mechanism
 from .discrete_laplace import integer_sensitivity
 from .gaussian import _g
 from .registry import CliKind, Family, register
@@ -93,11 +93,6 @@ class DiscreteGaussian(Mechanism):
                                 log_error=self.noise_log_error(log_pmf.size))
 
 
-def _for_relation(spec: DiscreteGaussian, relation: NeighbouringRelation) -> DiscreteGaussian:
-    if relation is NeighbouringRelation.SUBSTITUTE:
-        return replace(spec, sensitivity=2 * spec.sensitivity)
-    return spec
-
 
 def _build(p: Dict[str, Any]) -> DiscreteGaussian:
     return DiscreteGaussian(p["sigma"], p.get("sensitivity", 1))
@@ -105,10 +100,8 @@ def _build(p: Dict[str, Any]) -> DiscreteGaussian:
 
 FAMILY = register(Family(
     name="discrete_gaussian", types=(DiscreteGaussian,),
-    loss_pair=lambda m: finite_loss_pair(m.law()),
-    numba_source=lambda m: finite_numba(m.law()),
-    numpy_losses=lambda m: finite_numpy(m.law()),
-    for_relation=_for_relation,
+    **FINITE_HOOKS,
+    for_relation=doubled_under_substitution,
     cli=(CliKind("discrete-gaussian", (("sigma",),), ("sensitivity",), ("sigma",),
                  "discrete-gaussian sigma=3",
                  "discrete Gaussian noise on the integers, P(x) ~ exp(-x^2/(2 sigma^2)), "

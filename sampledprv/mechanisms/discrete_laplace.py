@@ -14,14 +14,14 @@ sensitivity doubles.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Dict
 
 import numpy as np
 
 from .. import _validation as v
-from ._finite import finite_law, finite_loss_pair, finite_numba, finite_numpy
-from .base import Mechanism, NeighbouringRelation
+from ._finite import FINITE_HOOKS, finite_law
+from .base import doubled_under_substitution, Mechanism
 from .gaussian import _g
 from .registry import CliKind, Family, register
 
@@ -92,11 +92,6 @@ class DiscreteLaplace(Mechanism):
         return 0.0
 
 
-def _for_relation(spec: DiscreteLaplace, relation: NeighbouringRelation) -> DiscreteLaplace:
-    if relation is NeighbouringRelation.SUBSTITUTE:
-        return replace(spec, sensitivity=2 * spec.sensitivity)
-    return spec
-
 
 def _build(p: Dict[str, Any]) -> DiscreteLaplace:
     return DiscreteLaplace(p["scale"], p.get("sensitivity", 1))
@@ -104,10 +99,8 @@ def _build(p: Dict[str, Any]) -> DiscreteLaplace:
 
 FAMILY = register(Family(
     name="discrete_laplace", types=(DiscreteLaplace,),
-    loss_pair=lambda m: finite_loss_pair(m.law()),
-    numba_source=lambda m: finite_numba(m.law()),
-    numpy_losses=lambda m: finite_numpy(m.law()),
-    for_relation=_for_relation,
+    **FINITE_HOOKS,
+    for_relation=doubled_under_substitution,
     cli=(CliKind("discrete-laplace", (("scale",),), ("sensitivity",), ("scale",),
                  "discrete-laplace scale=2",
                  "discrete Laplace noise on the integers, P(x) ~ exp(-|x|/scale), integer "

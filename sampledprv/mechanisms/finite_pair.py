@@ -13,7 +13,7 @@ from typing import Any, Dict, Sequence
 
 import numpy as np
 
-from ._finite import finite_law, finite_loss_pair, finite_numba, finite_numpy
+from ._finite import FINITE_HOOKS, finite_law
 from .base import Mechanism
 from .gaussian import _g
 from .randomized_response import same_under_both
@@ -93,9 +93,7 @@ def _format(m: FinitePair) -> str:
 
 FAMILY = register(Family(
     name="finite_pair", types=(FinitePair,),
-    loss_pair=lambda m: finite_loss_pair(m.law()),
-    numba_source=lambda m: finite_numba(m.law()),
-    numpy_losses=lambda m: finite_numpy(m.law()),
+    **FINITE_HOOKS,
     for_relation=same_under_both,
     cli=(CliKind("finite-pair", (("p",), ("q",)), (), (), "finite-pair p=0.5:0.3:0.2 q=0.2:0.3:0.5",
                  "your own discrete mechanism: output laws p, q on the two neighbouring "

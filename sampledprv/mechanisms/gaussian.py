@@ -11,11 +11,11 @@ per-record add/remove bound), so the worst pair is the same noise with sensitivi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Dict
 
 from .. import _validation as v
-from .base import Mechanism, NeighbouringRelation
+from .base import doubled_under_substitution, Mechanism
 from .registry import CliKind, Family, register
 
 __all__ = ["Gaussian", "gaussian_mu_pair"]
@@ -88,11 +88,6 @@ def gaussian_numpy_losses(mu: float):
             lambda r, n: -mu * mu / 2 + mu * r.standard_normal(n))
 
 
-def _for_relation(spec: Gaussian, relation: NeighbouringRelation) -> Gaussian:
-    if relation is NeighbouringRelation.SUBSTITUTE:
-        return replace(spec, sensitivity=2.0 * spec.sensitivity)
-    return spec
-
 
 def _build(p: Dict[str, Any]) -> Gaussian:
     return Gaussian(p["sigma"], p.get("sensitivity", 1.0))
@@ -115,7 +110,7 @@ FAMILY = register(Family(
     loss_pair=lambda m: gaussian_mu_pair(m.mu),
     numba_source=_numba,
     numpy_losses=lambda m: gaussian_numpy_losses(m.mu),
-    for_relation=_for_relation,
+    for_relation=doubled_under_substitution,
     cli=(CliKind("gaussian", (("sigma",),), ("sensitivity",), ("sigma",), "gaussian sigma=1",
                  "Gaussian noise N(0, sigma^2), L2 sensitivity (default 1)", _build,
                  aliases=("gauss", "normal")),),

@@ -20,7 +20,7 @@ from typing import Any, Dict
 import numpy as np
 
 from .. import _validation as v
-from ._finite import FiniteLaw, finite_loss_pair, finite_numba, finite_numpy
+from ._finite import FINITE_HOOKS, FiniteLaw
 from .base import Mechanism
 from .gaussian import _g
 from .randomized_response import same_under_both
@@ -77,9 +77,7 @@ def _build(prm: Dict[str, Any]) -> KaryRandomizedResponse:
 
 FAMILY = register(Family(
     name="kary_randomized_response", types=(KaryRandomizedResponse,),
-    loss_pair=lambda m: finite_loss_pair(m.law()),
-    numba_source=lambda m: finite_numba(m.law()),
-    numpy_losses=lambda m: finite_numpy(m.law()),
+    **FINITE_HOOKS,
     for_relation=same_under_both,
     cli=(CliKind("kary-rr", (("k",), ("epsilon",)), (), (), "kary-rr k=10 epsilon=1",
                  "k-ary randomized response, true value w.p. e^eps/(e^eps + k - 1)", _build,

@@ -10,11 +10,11 @@ the law is the same in both directions.  Under substitution the sensitivity doub
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Dict
 
 from .. import _validation as v
-from .base import Mechanism, NeighbouringRelation
+from .base import doubled_under_substitution, Mechanism
 from .gaussian import _g, _sens
 from .registry import CliKind, Family, register
 
@@ -86,11 +86,6 @@ def _numpy(spec: Laplace):
     return gg_numpy_losses(1.0, spec.scale, spec.sensitivity)
 
 
-def _for_relation(spec: Laplace, relation: NeighbouringRelation) -> Laplace:
-    if relation is NeighbouringRelation.SUBSTITUTE:
-        return replace(spec, sensitivity=2.0 * spec.sensitivity)
-    return spec
-
 
 def _build(p: Dict[str, Any]) -> Laplace:
     return Laplace(p["scale"], p.get("sensitivity", 1.0))
@@ -103,7 +98,7 @@ def _format(m: Laplace) -> str:
 FAMILY = register(Family(
     name="laplace", types=(Laplace,),
     loss_pair=lambda m: laplace_eps_pair(m.epsilon),
-    numba_source=_numba, numpy_losses=_numpy, for_relation=_for_relation,
+    numba_source=_numba, numpy_losses=_numpy, for_relation=doubled_under_substitution,
     cli=(CliKind("laplace", (("scale",),), ("sensitivity",), ("scale",), "laplace scale=2",
                  "Laplace noise with scale b, L1 sensitivity (default 1)", _build,
                  aliases=("lap",)),),

@@ -56,14 +56,13 @@ dataset size).  The sampled accountant refuses fixed-size substitution (use
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Tuple
 
 import numpy as np
 
 from .. import _validation as v
-from ._finite import FiniteLaw, finite_loss_pair, finite_numba, finite_numpy, mixture_sides, \
-    windowed_law
+from ._finite import FINITE_HOOKS, FiniteLaw, mixture_sides, windowed_law
 from .base import Mechanism, NeighbouringRelation
 from .gaussian import Gaussian, gaussian_mu_pair
 from .generalized_gaussian import GeneralizedGaussian
@@ -148,9 +147,7 @@ class TabulatedPair(Mechanism):
 
 register(Family(
     name="tabulated_pair", types=(TabulatedPair,),
-    loss_pair=lambda m: finite_loss_pair(m.law()),
-    numba_source=lambda m: finite_numba(m.law()),
-    numpy_losses=lambda m: finite_numpy(m.law())))
+    **FINITE_HOOKS))
 
 
 def _integer_poisson_substitute(spec: Any, q: float) -> TabulatedPair:
