@@ -323,12 +323,46 @@ def test_symmetric_dominating_pair_sampler_matches_its_law():
 
 
 def test_fixed_size_substitution_refusals():
-    """The sampled accountant refuses fixed-size substitution (naming the relation and
-    the analytic accountant); asymmetric noise is refused (no dominating pair)."""
-    spec = sp.FixedSizeSubsampled(sp.DiscreteGaussian(2.0), 1, 20)
-    s = sp.SampledAccountant(10_000, alpha=1e-3, seed=1, neighbouring="substitute")
-    with pytest.raises(ValueError, match="substitute.*sp.Accountant"):
-        s.compose(spec, 3)
+    """Asymmetric noise is refused under fixed-size substitution (no dominating pair; the
+    sampled accountant's support is tested in test_fixed_size_sampled.py)."""
     with pytest.raises(ValueError, match="symmetric noise"):
         sp.Accountant(neighbouring="substitute").compose(
             sp.FixedSizeSubsampled(sp.Binomial(20, 0.3), 1, 20), 3)
+
+
+def test_symmetric_pair_is_dong_roth_su_subsampled_tradeoff():
+    """The upper end of fixed-size batches rests on Dong, Roth and Su's subsampling
+    theorem: the batch is C_gamma(f)-DP with C_gamma(f) = min(f_gamma, f_gamma^-1)**,
+    f_gamma = T(Q*, P*).  The profile of that trade-off function, computed here from
+    Neyman-Pearson tests on the member's atoms (delta(e) = 1 - inf_x (e^e x + g(x)), the
+    same for g and its convex hull), must be the profile of the pair S at every real
+    epsilon, negative ones (alpha < 1) included."""
+    from sampledprv.mechanisms.substitution import SymmetricDominatingPair
+    from sampledprv.prv import loss_pair
+    for member in (sp.PoissonSubsampled(sp.DiscreteLaplace(0.7, 2), 0.4),
+                   sp.PoissonSubsampled(sp.DiscreteGaussian(1.5, 2), 0.05)):
+        law = loss_pair(SymmetricDominatingPair(member))[0]
+        p_m, _ = loss_pair(member)
+        assert p_m.cont_mass == 0 and p_m.p_neg_inf == 0
+        l, m = p_m.atom_values, p_m.atom_masses           # loss atoms, masses under P*
+        qm = m * np.exp(-l)                               # masses under Q*
+
+        def tradeoff_points(order, type1, power):
+            """Breakpoints (x, T(x)) of the most powerful tests that reject in ``order``."""
+            x = np.concatenate([[0.0], np.cumsum(type1[order])])
+            y = 1.0 - np.concatenate([[0.0], np.cumsum(power[order])])
+            return x, y
+        f_q_p = tradeoff_points(np.argsort(-l), qm, m)      # T(Q*, P*) = f_gamma
+        f_p_q = tradeoff_points(np.argsort(l), m, qm)       # T(P*, Q*) = f_gamma^-1
+        f_q_p = (f_q_p[0], f_q_p[1] - p_m.p_pos_inf)        # P* mass at +inf: free power
+
+        def profile(points, e):
+            x, y = points
+            return 1.0 - float(np.min(np.exp(e) * x + np.maximum(y, 0.0)))
+
+        def curve(d, e):
+            return float(np.sum(d.atom_masses * np.maximum(0.0, -np.expm1(e - d.atom_values)))
+                         + d.p_pos_inf)
+        for e in (-2.0, -0.7, -0.2, 0.0, 0.2, 0.7, 2.0):
+            c_gamma = max(profile(f_q_p, e), profile(f_p_q, e))
+            assert abs(curve(law, e) - c_gamma) < 1e-12, (member, e, curve(law, e), c_gamma)

@@ -14,12 +14,137 @@ losses beyond 745 (where ``exp(-s)`` underflows) are handled.
 
 from __future__ import annotations
 
-import numba
+import math
+from functools import lru_cache
+
 import numpy as np
 
 
-@numba.njit(cache=True, nogil=True)
-def _tail_sums(values, probs, p_inf):  # pragma: no cover - compiled
+#: row length of :func:`_tail_sums`: a row is summed in float64 (relative error at most
+#: ``_BLOCK`` ulps), the carries between rows in the extended type
+_BLOCK = 256
+#: largest spread of loss values inside one row of the ``log_q`` sums (no term of a
+#: row underflows against the row's reference exponent)
+_SPAN = 600.0
+#: points per vectorized pass (bounds the temporaries to a few MiB)
+_PASS = 2**18
+#: numpy's extended type resolves at least 2^-63 relative (x86-64, aarch64 Linux)
+_EXTENDED = float(np.finfo(np.longdouble).eps) <= 2.0 ** -60
+
+
+def _suffix(x: np.ndarray) -> np.ndarray:
+    """Suffix sums along the rows of a 2-D array."""
+    return np.cumsum(x[:, ::-1], axis=1)[:, ::-1]
+
+
+def _tail_sums(values: np.ndarray, probs: np.ndarray, p_inf: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Suffix sums ``tail_p[j] = p_inf + sum_{i>=j} p_i`` and ``log_q[j] = log sum_{i>=j}
+    p_i exp(-s_i)``, each to a relative error of a few float64 ulps.
+
+    The terms are non-negative and summed in rows of ``B <= _BLOCK`` points: inside a
+    row the recursive float64 sum errs by at most ``B`` ulps of the row's suffix; the
+    carries across rows are chained from the right in numpy's extended type (64-bit
+    mantissa), so ``n / B`` rows add less than one float64 ulp for ``n < 2^11 B``.  In
+    all the relative error is below ``(B + 2)`` ulps (see :meth:`PrivacyCurve.rounding_bound`).  ``log_q`` is summed against each row's smallest
+    loss as reference exponent (a row spreads at most ``_SPAN``, so no term underflows
+    against it; each term ``p e^{ref - s}`` is rounded once, to an ulp) and the carry is
+    rescaled between references by an extended exponential.  Where numpy has no
+    extended type, the compensated (Kahan) Numba loop :func:`_tail_sums_kahan` computes
+    the same sums."""
+    n = values.size
+    gap = float(np.max(np.diff(values))) if n > 1 else 0.0
+    rowlen = _BLOCK if gap * _BLOCK <= _SPAN else int(_SPAN // gap)
+    if not _EXTENDED:
+        return _tail_sums_kahan(values, probs, p_inf)
+    if rowlen < 16:        # support points tens of nats apart: few of them, plain loop
+        return _tail_sums_sparse(values, probs, p_inf)
+    ld = np.longdouble
+    tail_p = np.empty(n + 1)
+    log_q = np.empty(n + 1)
+    tail_p[n] = p_inf
+    log_q[n] = -np.inf
+    carry_p = ld(p_inf)
+    carry_q = ld(0.0)              # sum over later points of p e^{ref_next - s}
+    ref_next = ld(0.0)
+    step = rowlen * max(1, _PASS // rowlen)
+    for a in range(((n - 1) // step) * step, -1, -step):
+        b = min(a + step, n)
+        m = b - a
+        rows = -(-m // rowlen)
+        p = np.zeros(rows * rowlen)
+        p[:m] = probs[a:b]
+        s = np.full(rows * rowlen, values[b - 1])
+        s[:m] = values[a:b]
+        p, s = p.reshape(rows, rowlen), s.reshape(rows, rowlen)
+        ref = s[:, 0].copy()
+        # tail_p: row suffix sums plus the exclusive suffix of the row totals
+        sp = _suffix(p)
+        tot = sp[:, 0].astype(ld)
+        after = np.empty(rows, dtype=ld)
+        after[-1] = carry_p
+        after[:-1] = carry_p + np.cumsum(tot[:0:-1])[::-1]
+        tail_p[a:b] = (sp + after.astype(np.float64)[:, None]).ravel()[:m]
+        carry_p = after[0] + tot[0]
+        # log_q: rows against their own reference, carries rescaled row to row
+        sq = _suffix(p * np.exp(ref[:, None] - s))
+        row_q = sq[:, 0].astype(ld)
+        refl = ref.astype(ld)
+        # C_r = sum_{r' > r} row_q[r'] e^{ref_r - ref_r'} + carry_q e^{ref_r - ref_next},
+        # against the pass's smallest reference (the extended type spans e^{+-11356})
+        if float(refl[-1] - refl[0]) < 11000.0:
+            w = row_q * np.exp(refl[0] - refl)
+            rest = np.empty(rows, dtype=ld)
+            rest[-1] = carry_q * np.exp(refl[0] - ref_next) if carry_q > 0 else ld(0.0)
+            rest[:-1] = rest[-1] + np.cumsum(w[:0:-1])[::-1]
+            cq = rest * np.exp(refl - refl[0])
+        else:                                   # references too far apart: row by row
+            cq = np.empty(rows, dtype=ld)
+            c = carry_q * np.exp(refl[-1] - ref_next) if carry_q > 0 else ld(0.0)
+            for r in range(rows - 1, -1, -1):
+                cq[r] = c
+                if r:
+                    c = (c + row_q[r]) * np.exp(refl[r - 1] - refl[r])
+        carry_q, ref_next = cq[0] + row_q[0], refl[0]
+        total = sq + cq.astype(np.float64)[:, None]
+        with np.errstate(divide="ignore"):
+            log_q[a:b] = (np.log(total) - ref[:, None]).ravel()[:m]
+    return tail_p, log_q
+
+
+def _tail_sums_sparse(values: np.ndarray, probs: np.ndarray, p_inf: float
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_tail_sums` for support points tens of nats apart (few of them): a loop
+    with ``math.fsum``-exact partial sums and ``log_q`` accumulated in log space."""
+    n = values.size
+    tail_p = np.empty(n + 1)
+    log_q = np.empty(n + 1)
+    tail_p[n] = p_inf
+    log_q[n] = -np.inf
+    parts = [float(p_inf)]
+    for j in range(n - 1, -1, -1):
+        parts.append(float(probs[j]))
+        tail_p[j] = math.fsum(parts)
+        term = math.log(probs[j]) - values[j] if probs[j] > 0 else -math.inf
+        log_q[j] = np.logaddexp(log_q[j + 1], term)
+    return tail_p, log_q
+
+
+def _tail_sums_kahan(values: np.ndarray, probs: np.ndarray, p_inf: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_tail_sums` by the compensated loop :func:`_kahan_loop`, compiled by Numba
+    on first use (only where numpy has no extended type: Numba costs about a second
+    and 100 MiB to load, which the analytic path otherwise never pays)."""
+    return _compiled_kahan_loop()(values, probs, p_inf)
+
+
+@lru_cache(maxsize=1)
+def _compiled_kahan_loop():  # pragma: no cover - platforms without an extended type
+    import numba
+    return numba.njit(cache=True, nogil=True)(_kahan_loop)
+
+
+def _kahan_loop(values, probs, p_inf):  # pragma: no cover - compiled
     """Compensated (Kahan) suffix sums: tail_p[j] = p_inf + sum_{i>=j} p_i and
     log_q[j] = log sum_{i>=j} p_i exp(-s_i).  The second sum is accumulated against a
     fixed reference exponent that is moved only every 600 units of s (so no term
@@ -106,21 +231,22 @@ class PrivacyCurve:
         r"""Bound on the floating-point error of :meth:`delta` at ``eps``.
 
         :meth:`delta` returns :math:`T_j - e^{\varepsilon} Q_j` with :math:`T_j` the
-        compensated tail sum (relative error a few ulps) and :math:`e^{\varepsilon}Q_j
-        \le T_j` evaluated through ``exp(eps + log Q_j)``, whose relative error is a few
-        ulps of :math:`1 + |\varepsilon| + |\log Q_j|`; the lattice points themselves are
+        blocked tail sum (relative error at most ``B + 2`` ulps, ``B = _BLOCK``) and
+        :math:`e^{\varepsilon}Q_j \le T_j` evaluated through ``exp(eps + log Q_j)``,
+        whose relative error is ``B + 3`` ulps (the sum and its terms) plus a few ulps of
+        :math:`1 + |\varepsilon| + |\log Q_j|`; the lattice points themselves are
         rounded to a relative ulp, which moves the curve by at most
         :math:`2u(1 + |\varepsilon|) T_j`.  The result is
-        :math:`u\,(16 + 4(|\varepsilon| + |\log Q_j|))\,T_j` with ``u`` the unit
-        round-off: it is absolute, and relative to the tail mass beyond ``eps`` (at most
-        a few ``1e-16`` times :math:`\delta` where only the mass at :math:`+\infty` is
+        :math:`u\,(16 + 2B + 4(|\varepsilon| + |\log Q_j|))\,T_j` with ``u`` the unit
+        round-off: it is absolute, and relative to the tail mass beyond ``eps`` (about
+        ``1e-13`` times :math:`\delta` where only the mass at :math:`+\infty` is
         left)."""
         j = int(np.searchsorted(self.values, eps, side="right"))
         if j >= self.values.size:
             return 0.0                      # delta is the stored p_inf itself
         lq = float(self._log_q[j])
         scale = abs(eps) + (abs(lq) if np.isfinite(lq) else 0.0)
-        return float(_UNIT * (16.0 + 4.0 * scale) * self._tail_p[j])
+        return float(_UNIT * (16.0 + 2.0 * _BLOCK + 4.0 * scale) * self._tail_p[j])
 
     def epsilon(self, delta: float) -> float:
         """``inf{eps >= 0 : delta(eps) <= delta}``; ``inf`` when ``delta < p_inf``."""

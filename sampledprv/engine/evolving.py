@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 from .compose import ComposedPMF, GridTooLargeError, compose_lattices
@@ -62,7 +63,7 @@ class LevelPlan:
     def levels(self) -> int:
         return len(self.arities)
 
-    @property
+    @cached_property
     def meshes(self) -> tuple[float, ...]:
         """``(H_0, ..., H_L)``."""
         out = [self.h]
@@ -70,7 +71,7 @@ class LevelPlan:
             out.append(out[-1] * f)
         return tuple(out)
 
-    @property
+    @cached_property
     def node_counts(self) -> tuple[int, ...]:
         """Steps per node, ``(n_0 = 1, ..., n_L)``."""
         out = [1]
@@ -81,6 +82,9 @@ class LevelPlan:
     def decompose(self, count: int) -> dict[int, int]:
         """``{level: multiplicity}`` of the nodes that make up ``count`` steps: as many
         top-level nodes as fit, the rest in mixed radix (each digit below the arity)."""
+        memo = self.__dict__.setdefault("_decomposed", {})   # the planner asks often
+        if count in memo:
+            return memo[count]
         n = self.node_counts
         uses: dict[int, int] = {}
         rest = int(count)
@@ -88,6 +92,7 @@ class LevelPlan:
             d, rest = divmod(rest, n[level])
             if d:
                 uses[level] = d
+        memo[count] = uses
         return uses
 
     def instances(self, count: int) -> dict[int, int]:

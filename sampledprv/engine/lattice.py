@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import numba
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,18 +100,29 @@ class LatticePMF:
         return LatticePMF(self.probs[lo:hi], self.offset + lo, self.h, self.shift, self.p_inf)
 
 
-@numba.njit(cache=True, nogil=True)
-def _logsumexp_rows(logp, lam, pts):  # pragma: no cover - compiled
-    """``log sum_j exp(logp_j + lam_i pts_j)`` for every ``i``."""
-    out = np.empty(lam.size)
-    for i in range(lam.size):
-        m = -np.inf
-        for j in range(pts.size):
-            v = logp[j] + lam[i] * pts[j]
-            if v > m:
-                m = v
-        acc = 0.0
-        for j in range(pts.size):
-            acc += np.exp(logp[j] + lam[i] * pts[j] - m)
-        out[i] = m + np.log(acc)
-    return out
+#: columns per pass of :func:`_logsumexp_rows` (bounds its temporary to 37 x 2^15 doubles)
+_LSE_CHUNK = 2**15
+
+
+def _logsumexp_rows(logp: np.ndarray, lam: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """``log sum_j exp(logp_j + lam_i pts_j)`` for every ``i`` (numpy, in column chunks:
+    a first pass finds each row's maximum, a second sums the scaled exponentials)."""
+    logp = np.asarray(logp, dtype=np.float64)
+    lam = np.asarray(lam, dtype=np.float64)
+    pts = np.asarray(pts, dtype=np.float64)
+    m = np.full(lam.size, -np.inf)
+    if pts.size == 0:
+        return m
+    spans = range(0, pts.size, _LSE_CHUNK)
+    for a in spans:
+        blk = logp[None, a:a + _LSE_CHUNK] + lam[:, None] * pts[None, a:a + _LSE_CHUNK]
+        np.maximum(m, blk.max(axis=1), out=m)
+    safe = np.where(np.isfinite(m), m, 0.0)
+    acc = np.zeros(lam.size)
+    for a in spans:
+        blk = logp[None, a:a + _LSE_CHUNK] + lam[:, None] * pts[None, a:a + _LSE_CHUNK]
+        blk -= safe[:, None]
+        np.exp(blk, out=blk)
+        acc += blk.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        return np.where(np.isfinite(m), safe + np.log(acc), m)

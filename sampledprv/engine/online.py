@@ -48,7 +48,6 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import numba
 import numpy as np
 import scipy.fft
 
@@ -100,8 +99,7 @@ def _kernels(n: int, h: float) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-@numba.njit(cache=True, nogil=True)
-def _plancherel(x, wa, wb, w_re, w_im, n, k_live, rotations):  # pragma: no cover - compiled
+def _plancherel_loop(x, wa, wb, w_re, w_im, n, k_live, rotations):  # pragma: no cover - compiled
     """``Re sum_{k < k_live} x_k (wa_k, wb_k) omega^(m k)`` for every ``m`` in ``rotations``.
 
     Blocked summation (blocks of 256); the twiddles are taken from the table at each
@@ -136,8 +134,7 @@ def _plancherel(x, wa, wb, w_re, w_im, n, k_live, rotations):  # pragma: no cove
     return out_a, out_b
 
 
-@numba.njit(cache=True, nogil=True)
-def _trim(x, wa, wb, k_live, thresh, n):  # pragma: no cover - compiled
+def _trim_loop(x, wa, wb, k_live, thresh, n):  # pragma: no cover - compiled
     """Zero the top run of entries with ``|x_k| <= thresh``; returns the new live length
     and the bound ``sum |x_k| (|wa_k| + |wb_k|) / n`` on what the dropped entries could
     contribute to any Plancherel sum (now and later: spectra only shrink in modulus)."""
@@ -152,8 +149,7 @@ def _trim(x, wa, wb, k_live, thresh, n):  # pragma: no cover - compiled
     return k_live, dropped / n
 
 
-@numba.njit(cache=True, nogil=True)
-def _sums(x, wa, wb, k_live):  # pragma: no cover - compiled
+def _sums_loop(x, wa, wb, k_live):  # pragma: no cover - compiled
     """``sum |x_k| (|wa_k| + |wb_k|)`` and the spectral l1 norm ``sum g_k |x_k|``."""
     abs_sum = 0.0
     l1 = 0.0
@@ -162,6 +158,27 @@ def _sums(x, wa, wb, k_live):  # pragma: no cover - compiled
         abs_sum += v * (abs(wa[k]) + abs(wb[k]))
         l1 += v * (1.0 if k == 0 else 2.0)
     return abs_sum, l1
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> tuple:
+    """The three loops compiled by Numba, on first use (importing Numba costs about a
+    second and 100 MiB, which accountants that never update online should not pay)."""
+    import numba
+    jit = numba.njit(cache=True, nogil=True)
+    return jit(_plancherel_loop), jit(_trim_loop), jit(_sums_loop)
+
+
+def _plancherel(*args):
+    return _compiled()[0](*args)
+
+
+def _trim(*args):
+    return _compiled()[1](*args)
+
+
+def _sums(*args):
+    return _compiled()[2](*args)
 
 
 #: spectrum entries below this modulus are dropped (their effect is bounded and added)

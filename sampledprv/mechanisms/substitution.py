@@ -38,19 +38,32 @@ the analytic accountant's intervals.  It is not a dominating pair in the sense o
 Dong and Wang (2022, "Optimal accounting of differential privacy via characteristic
 function", Definition 7 and Theorem 10): the mirrored member :math:`(0, -2C)` has a
 larger hockey-stick divergence :math:`H_\alpha` at :math:`\alpha < 1`.  The **upper**
-end comes from :class:`SymmetricDominatingPair`: the symmetric pair :math:`S` with
-:math:`H_\alpha(S) = \max(H_\alpha(P^*\|Q^*), H_\alpha(Q^*\|P^*))` for every
-:math:`\alpha \ge 0`, the envelope of the family (for symmetric noise; the family's
-envelope is the larger of its two extreme members, checked numerically in the design
-notes), hence a dominating pair whose :math:`k`-fold product bounds the composition.
-For symmetric noise and :math:`\alpha \ge 1` the remove direction is the larger
-(perspective argument, design notes), so :math:`S` has the remove pair's loss law on
-:math:`(0, \infty]`, its mirror image weighted by :math:`e^{-y}` (the law of
-:math:`-\ell` under :math:`Q^*` on :math:`\ell > 0`) on :math:`[-\infty, 0)`, and
-an atom at 0.  Asymmetric noise (binomial with ``p != 1/2``) is refused; sampling
-without replacement is refused under add/remove (the batch size would change with the
-dataset size).  The sampled accountant refuses fixed-size substitution (use
-:class:`~sampledprv.Accountant`).
+end comes from :class:`SymmetricDominatingPair`, by a theorem: with
+:math:`f = T(\mu, \mu_{2C})` the trade-off function of the noise shifted by the
+substitution sensitivity :math:`2C` (the batch mechanism is :math:`f`-DP under
+substitution: for symmetric log-concave noise the likelihood ratio is monotone, so the
+most powerful test of :math:`\mu_u` against :math:`\mu_v` is a threshold test whose
+power grows with :math:`|u - v| \le 2C`), Dong, Roth and Su (2022, "Gaussian
+differential privacy", J. R. Stat. Soc. B, Theorem 4.2) show that the batch of ``b``
+of ``n`` drawn without replacement is :math:`C_\gamma(f)`-DP,
+:math:`C_\gamma(f) = \min(f_\gamma, f_\gamma^{-1})^{**}` with
+:math:`f_\gamma = \gamma f + (1-\gamma)\mathrm{Id} = T(Q^*, P^*)`, and their
+Theorem 3.2 composes :math:`f`-DP adaptively by the tensor product.  The conjugate of
+:math:`\min(f_\gamma, f_\gamma^{-1})^{**}` is :math:`\max(f_\gamma^*,
+(f_\gamma^{-1})^*)`, so its privacy profile (their Proposition 2.12) is
+:math:`\max(H_\alpha(P^*\|Q^*), H_\alpha(Q^*\|P^*))` for every
+:math:`\alpha > 0`, which is the profile of :math:`S`.  For symmetric noise and
+:math:`\alpha \ge 1` the remove direction is the larger (perspective argument, design
+notes), so :math:`S` has the remove pair's loss law on :math:`(0, \infty]`, its mirror
+image weighted by :math:`e^{-y}` (the law of :math:`-\ell` under :math:`Q^*` on
+:math:`\ell > 0`) on :math:`[-\infty, 0)`, and an atom at 0.  Every noise accepted
+is log-concave (Gaussian, Laplace, the Generalized Gaussian with ``beta >= 1`` in one
+dimension, binomial, discrete Laplace, discrete Gaussian); asymmetric noise (binomial
+with ``p != 1/2``) is refused.  Sampling without replacement is refused under
+add/remove (the batch size would change with the dataset size).  The sampled
+accountant takes the two ends from two inner accountants, one sampling :math:`S` (fused
+kernel, ``MODE_SYM`` of :mod:`sampledprv.sampled.draws._mechloss`) and one the member,
+each at half the failure probability.
 """
 
 from __future__ import annotations
@@ -310,7 +323,8 @@ _U = float(np.finfo(np.float64).eps)
 @dataclass(frozen=True)
 class SymmetricDominatingPair(Mechanism):
     r"""The symmetric pair :math:`S` whose privacy profile is
-    :math:`\max(H_\alpha(P^*\|Q^*), H_\alpha(Q^*\|P^*))` for a ``member`` pair
+    :math:`\max(H_\alpha(P^*\|Q^*), H_\alpha(Q^*\|P^*))` (the profile of Dong, Roth and
+    Su's :math:`C_\gamma(f)`, module docstring) for a ``member`` pair
     :math:`(P^*, Q^*)` whose remove direction is the larger for :math:`\alpha \ge 1`
     (internal: the upper end of fixed-size batches under substitution, module
     docstring).
@@ -379,8 +393,8 @@ def _symmetrized_samplers(pair: SymmetricDominatingPair):
     r"""``(f_P, f_Q)`` samplers of the loss of ``pair`` under its two laws: a category
     (:math:`\ell` under :math:`P^*` on :math:`\ell > 0`, :math:`-\ell` under
     :math:`Q^*` on :math:`\ell > 0`, or 0) with its exact mass, then the member's draws
-    conditioned on :math:`\ell > 0` by rejection.  Not used by the sampled accountant,
-    which refuses fixed-size substitution (its lower end would not be attained)."""
+    conditioned on :math:`\ell > 0` by rejection (the numpy twin of the fused kernel's
+    symmetrized mode)."""
     from ..prv import loss_pair
     from ..sampled.histograms._numpy_histogram import numpy_loss_sampler
     lp, lq = loss_pair(pair.member)

@@ -201,3 +201,25 @@ def renyi_divergence(spec: Mechanism, order: float, direction: str) -> float:
     raise ValueError(f"no Renyi divergence bound for {type(spec).__name__}; supported: "
                      "Gaussian, Laplace, GeneralizedGaussian, GGNMax, RandomizedResponse, "
                      "PureDP, ApproxDP(delta=0), PoissonSubsampled of these")
+
+
+def _symmetric_pair(spec: Mechanism, a: float, direction: str) -> float:
+    r"""The symmetric dominating pair :math:`S` of fixed-size batches under substitution
+    (:mod:`sampledprv.mechanisms.substitution`).  Its loss is the member's remove loss
+    :math:`\ell` on :math:`\{\ell > 0\}` and at most 0 elsewhere, so
+    :math:`E_S[e^{(a-1)L}] \le E_{P^*}[e^{(a-1)\ell}] + 1` and
+    :math:`D_a(S) \le \log(e^{(a-1)D_a(P^*\|Q^*)} + 1)/(a-1)` in both directions (the
+    pair is symmetric)."""
+    d = renyi_divergence(spec.member, a, "remove")      # type: ignore[attr-defined]
+    if math.isinf(d):
+        return math.inf
+    x = (a - 1.0) * d
+    return up((x + math.log1p(math.exp(-x))) / (a - 1.0))
+
+
+def _register_symmetric_pair() -> None:
+    from ..mechanisms.substitution import SymmetricDominatingPair
+    register_divergence(SymmetricDominatingPair, _symmetric_pair)
+
+
+_register_symmetric_pair()

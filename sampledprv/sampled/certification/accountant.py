@@ -153,6 +153,13 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         self._init_bank(seed=seed, neighbouring=neighbouring, backend=backend, device=device,
                         shard_size=shard_size, threads_per_task=threads_per_task,
                         executor=executor, checkpoint=checkpoint, tail_bounds=tail_bounds)
+        # what an inner accountant of a bracketed composition is built with (_ends)
+        self._settings = dict(certify=certify, bins=bins, progress=progress,
+                              seed_params=seed_params, max_grid=max_grid, executor=executor,
+                              checkpoint=checkpoint, backend=backend, device=device,
+                              shard_size=shard_size, threads_per_task=threads_per_task,
+                              tail_bounds=tail_bounds)
+        self._ends_cache: Optional[tuple] = None
 
     # ---- composition --------------------------------------------------------------------
     def compose(self, mechanism: object, count: int = 1, *, renyi: object = None,
@@ -167,13 +174,15 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         """
         count = v.positive_int("count", count)
         side = (as_renyi(renyi), as_loss_range(loss_range))
-        if hasattr(mechanism, "check"):
-            mechanism.check()  # type: ignore[union-attr]
-        elif not isinstance(mechanism, EmpiricalPRV):
-            # raises TypeError if unknown, ValueError for an unsupported relation
-            _np_hist.numpy_loss_sampler(self._pair(mechanism), "remove")
-        if self.backend == "torch" and not isinstance(mechanism, EmpiricalPRV):
-            torch_loss_sampler(self._pair(mechanism), "remove")   # ValueError if torch cannot
+        for pair in self._end_pairs(mechanism):
+            if hasattr(pair, "check"):
+                pair.check()  # type: ignore[union-attr]
+            elif not isinstance(pair, EmpiricalPRV):
+                # raises TypeError if unknown, ValueError for an unsupported relation
+                _np_hist.numpy_loss_sampler(pair, "remove")
+            if self.backend == "torch" and not isinstance(pair, EmpiricalPRV):
+                torch_loss_sampler(pair, "remove")   # ValueError if torch cannot
+        self._ends_cache = None
         k = key_of(mechanism)
         if side != (None, None):
             if self._side.get(k, side) != side:
@@ -199,13 +208,83 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         if isinstance(mechanism, EmpiricalPRV):
             return True
         try:
-            if hasattr(mechanism, "check"):
-                mechanism.check()  # type: ignore[union-attr]
-            else:
-                _np_hist.numpy_loss_sampler(self._pair(mechanism), "remove")
+            for pair in self._end_pairs(mechanism):
+                if hasattr(pair, "check"):
+                    pair.check()  # type: ignore[union-attr]
+                else:
+                    _np_hist.numpy_loss_sampler(pair, "remove")
         except (TypeError, ValueError):
             return False
         return True
+
+    # ---- fixed-size batches under substitution: two inner accountants --------------------------
+    def _end_pairs(self, mechanism: object) -> tuple:
+        """What is sampled for ``mechanism``: its pair, or for a fixed-size batch under
+        substitution the two pairs of its upper and lower end."""
+        if self._bracketed_spec(mechanism):
+            from ...prv import resolve_bounds
+            return tuple(resolve_bounds(mechanism, self.neighbouring))
+        if isinstance(mechanism, EmpiricalPRV):
+            return (mechanism,)
+        if hasattr(mechanism, "check"):
+            return (mechanism,)
+        return (self._pair(mechanism),)
+
+    def _bracketed_spec(self, mechanism: object) -> bool:
+        from ...mechanisms.base import NeighbouringRelation, as_relation
+        from ...mechanisms.substitution import FixedSizeSubsampled
+        return isinstance(mechanism, FixedSizeSubsampled) and \
+            as_relation(self.neighbouring) is NeighbouringRelation.SUBSTITUTE
+
+    def _ends(self) -> Optional[tuple["SampledAccountant", "SampledAccountant"]]:
+        """``(upper, lower)`` inner accountants when a composed spec is a fixed-size batch
+        under substitution, else ``None``.
+
+        Its upper end comes from the symmetric dominating pair and its lower end from the
+        attained member pair (:func:`~sampledprv.prv.resolve_bounds`), so each inner
+        accountant samples the pairs of one end (every other mechanism as resolved under
+        this accountant's relation, sampled in both), each with failure probability
+        ``alpha / 2``: by the union bound both ends hold together with probability at
+        least ``1 - alpha``.  Seeds: ``seed`` for the upper one, ``seed + 1`` for the
+        lower one; a checkpoint directory gets ``upper/`` and ``lower/``."""
+        if not any(self._bracketed_spec(m) for m, _ in self._entries.values()):
+            return None
+        if self._ends_cache is not None:
+            return self._ends_cache
+        import os
+        ends = []
+        for i, name in enumerate(("upper", "lower")):
+            settings = dict(self._settings)
+            if settings["checkpoint"] is not None:
+                settings["checkpoint"] = os.path.join(os.fspath(settings["checkpoint"]), name)
+            inner = SampledAccountant(self.n_samples, self.alpha / 2.0,
+                                      seed=int(self._seed_value) + i,
+                                      neighbouring="add_remove", **settings)
+            for key, (m, c) in self._entries.items():
+                pairs = self._end_pairs(m)
+                renyi, loss_range = self._side.get(key, (None, None))
+                inner.compose(pairs[i] if len(pairs) == 2 else pairs[0], c, renyi=renyi,
+                              loss_range=loss_range)
+            ends.append(inner)
+        self._ends_cache = (ends[0], ends[1])
+        return self._ends_cache
+
+    def _bracketed(self, query: str, x: float, direction: object) -> Optional[Interval]:
+        """The interval of a bracketed composition: upper end from the upper inner
+        accountant, lower end from the lower one, estimate from the upper one (clipped)."""
+        ends = self._ends()
+        if ends is None:
+            return None
+        up = getattr(ends[0], query)(x, direction)
+        low = getattr(ends[1], query)(x, direction)
+        lower = min(low.lower, up.upper)
+        est = min(max(up.estimate, lower), up.upper)
+        method = (f"upper end: symmetric dominating pair of the fixed-size family "
+                  f"({up.method}); lower end: attained member pair u = 2C, v = 0 "
+                  f"({low.method}); each at alpha/2, union bound")
+        details = {**up.details, "lower_end": dict(low.details)}
+        return Interval(float(lower), float(est), float(up.upper), PROBABILISTIC,
+                        1.0 - self.alpha, method, details)
 
     def describe(self) -> str:
         """How this accountant computes its intervals, in a few lines."""
@@ -384,6 +463,9 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         delta = v.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
         if direction is not None:
             as_direction(direction)
+        bracketed = self._bracketed("epsilon", delta, direction)
+        if bracketed is not None:
+            return bracketed
         if self.certify == "seed":
             res, det = self._seed(delta)
             trip = [seed_epsilon(y, tau, eta, delta)
@@ -408,6 +490,9 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         epsilon = v.nonnegative("epsilon", epsilon)
         if direction is not None:
             as_direction(direction)
+        bracketed = self._bracketed("delta", epsilon, direction)
+        if bracketed is not None:
+            return bracketed
         if self.certify == "seed":
             res, det = self._seed(float(self.seed_params.get("delta_ref", 1e-6)))
             trip = [seed_delta(y, tau, eta, epsilon)

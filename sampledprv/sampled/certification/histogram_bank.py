@@ -115,10 +115,10 @@ class HistogramBank:
             if isinstance(mechanism, FixedSizeSubsampled) and \
                     as_relation(self.neighbouring) is NeighbouringRelation.SUBSTITUTE:
                 raise ValueError(
-                    f"{mechanism!r} under the neighbouring relation 'substitute': the sampled "
-                    "accountant cannot certify fixed-size batches under substitution (its "
-                    "upper end needs a symmetric dominating pair that has no sampler); use "
-                    "the analytic sp.Accountant(neighbouring='substitute')")
+                    f"{mechanism!r} under the neighbouring relation 'substitute' has no single "
+                    "worst-case pair: the accountant's epsilon() and delta() take its two "
+                    "ends from two pairs (SampledAccountant._ends); empirical() and the "
+                    "other single-pair views are not available for it")
             return resolve_relation(mechanism, self.neighbouring)
         return mechanism
 

@@ -26,7 +26,13 @@ Base pairs (``P0`` = noise centred at 0, ``Q0`` = noise centred at the sensitivi
 Directions (mode): remove = :math:`\ell(x)`, :math:`x \sim P_0`; add =
 :math:`-\ell(x)`, :math:`x \sim Q_0`; subsampled remove =
 :math:`\log(1 - q + q e^{\ell(x)})`, :math:`x \sim (1-q)Q_0 + qP_0`; subsampled add =
-:math:`-\log(1 - q + q e^{\ell(x)})`, :math:`x \sim Q_0`.
+:math:`-\log(1 - q + q e^{\ell(x)})`, :math:`x \sim Q_0`; symmetrized (the
+:class:`~sampledprv.mechanisms.substitution.SymmetricDominatingPair` of a subsampled
+member with :math:`\ell_q = \log(1 - q + q e^{\ell})`): with probability
+:math:`a = P^*(\ell_q > 0)` a subsampled-remove draw conditioned on being positive, with
+probability :math:`b = Q^*(\ell_q > 0)` minus a draw of :math:`\ell_q(x)`,
+:math:`x \sim Q_0`, conditioned on being positive, else 0 (``a`` and ``b`` exact, from
+the member's loss law; the conditioning by rejection).
 
 A ``d``-dimensional GG is sampled as the 1-D mechanism only where that is exact
 (``beta = 2``); otherwise :meth:`GeneralizedGaussian.one_dimensional` refuses it,
@@ -52,8 +58,8 @@ __all__ = ["builtin_params", "builtin_fill", "KIND_GAUSS", "KIND_LAPLACE", "KIND
            "KIND_DISCRETE", "KIND_TABLE"]
 
 KIND_GAUSS, KIND_LAPLACE, KIND_GG, KIND_DISCRETE, KIND_TABLE = 0.0, 1.0, 2.0, 3.0, 4.0
-MODE_REMOVE, MODE_ADD, MODE_SUB_REMOVE, MODE_SUB_ADD = 0.0, 1.0, 2.0, 3.0
-_HEAD = 4  # params[0:4] = kind, mode, q, unused; kind parameters from params[4]
+MODE_REMOVE, MODE_ADD, MODE_SUB_REMOVE, MODE_SUB_ADD, MODE_SYM = 0.0, 1.0, 2.0, 3.0, 4.0
+_HEAD = 6  # params[0:6] = kind, mode, q, a, b, unused; kind parameters from params[6]
 
 
 def _base(mech: M.Mechanism) -> tuple[float, list[float]]:
@@ -77,6 +83,9 @@ def builtin_params(mech: M.Mechanism, direction: str) -> np.ndarray:
         When ``mech`` is not one of the analytic specs of :mod:`sampledprv.mechanisms`.
     """
     remove = as_direction(direction) is Direction.REMOVE
+    from ...mechanisms.substitution import SymmetricDominatingPair
+    if isinstance(mech, SymmetricDominatingPair):
+        return _symmetrized_params(mech)
     q = 1.0
     sub = isinstance(mech, M.PoissonSubsampled)
     if sub:
@@ -87,7 +96,65 @@ def builtin_params(mech: M.Mechanism, direction: str) -> np.ndarray:
         mode = MODE_SUB_REMOVE if remove else MODE_SUB_ADD
     else:
         mode = MODE_REMOVE if remove else MODE_ADD
-    return np.array([kind, mode, q, 0.0] + kp, dtype=np.float64)
+    return np.array([kind, mode, q, 0.0, 0.0, 0.0] + kp, dtype=np.float64)
+
+
+def _symmetrized_params(pair: object) -> np.ndarray:
+    """Parameters of the symmetrized mode: the member's base kind, its rate ``q`` and the
+    exact masses ``a = P*(l > 0)``, ``b = Q*(l > 0)`` (the pair is symmetric: both
+    directions draw the same law)."""
+    from ...prv import loss_pair
+    member = pair.member                                  # type: ignore[attr-defined]
+    if not isinstance(member, M.PoissonSubsampled):
+        raise TypeError(f"no built-in privacy-loss sampler for {pair!r}")
+    kind, kp = _base(member.mechanism)
+    q = member.q
+    if kind == KIND_TABLE:
+        # from the kernel's own table, so that "l > 0" means what the rejection step sees
+        # (ties at 0 in the analytic law may be tiny positive values here, or the reverse)
+        n = int(kp[0])
+        vals = np.asarray(kp[1:1 + n])
+        cum_p, cum_q = np.asarray(kp[1 + n:1 + 2 * n]), np.asarray(kp[1 + 2 * n:1 + 3 * n])
+        mass_p = np.diff(np.concatenate([[0.0], cum_p[:-1], [1.0]]))
+        mass_q = np.diff(np.concatenate([[0.0], cum_q[:-1], [1.0]]))
+        pos = vals > 0
+        b = math.fsum(mass_q[pos])
+        a = (1.0 - q) * b + q * math.fsum(mass_p[pos])
+    else:                    # continuous base loss: no mass at l = 0
+        under_p, under_q = loss_pair(member)
+        zero = np.zeros(1)
+        a = float(under_p.sf(zero)[0])
+        b = float(under_q.sf(zero)[0])
+    if not (a > 0.0 and a + b <= 1.0 + 1e-12):
+        raise ValueError(f"{pair!r}: the masses P*(l > 0) = {a!r} and Q*(l > 0) = {b!r} do "
+                         "not define a law")
+    return np.array([kind, MODE_SYM, q, a, b, 0.0] + kp, dtype=np.float64)
+
+
+@njit(inline="always")
+def _positive_member_loss(state, prm, q, mixed):  # pragma: no cover - numba
+    r"""A draw of :math:`\ell_q(x)` conditioned on ``> 0``: ``x`` from the member's
+    ``P*`` (``mixed``) or ``Q*``."""
+    while True:
+        from_p = uniform_aux(state) < q if mixed else False
+        y = subsampled_loss(_loss(state, prm, from_p), q)
+        if y > 0.0:
+            return y
+
+
+@njit(inline="always")
+def _fill_symmetrized(state, prm, out):  # pragma: no cover - numba
+    q = prm[2]
+    a = prm[3]
+    b = prm[4]
+    for i in range(out.shape[0]):
+        u = uniform(state)
+        if u < a:
+            out[i] = _positive_member_loss(state, prm, q, True)
+        elif u < a + b:
+            out[i] = -_positive_member_loss(state, prm, q, False)
+        else:
+            out[i] = 0.0
 
 
 @njit(inline="always")
@@ -159,10 +226,13 @@ def builtin_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no
     compilation short.
     """
     kind = prm[0]
+    mode = prm[1]
+    if mode == MODE_SYM:
+        _fill_symmetrized(state, prm, out)
+        return
     if kind == KIND_GG:
         gg_loss_block(state, prm, out, _HEAD)
         return
-    mode = prm[1]
     if mode <= MODE_ADD and kind == KIND_GAUSS:
         # remove: mu^2/2 - mu z; add: -(-mu^2/2 - mu z) = mu^2/2 + mu z (same law)
         mu = prm[_HEAD]
