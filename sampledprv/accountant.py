@@ -28,6 +28,7 @@ curve of :math:`\tilde S` itself.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +68,8 @@ _HOEFFDING, _OUTSIDE, _SPILL = 0.5, 0.2, 0.1   # spill share is per side
 _MULTI_LEVEL_COUNT = 16384
 #: expected number of tail steps of a split law (engine/core_tail.py)
 _TAIL_STEPS = 2.0
+#: directions are built in parallel threads only below this FFT length (peak memory)
+_PARALLEL_GRID = 2**23
 
 
 @dataclass(frozen=True)
@@ -421,10 +424,15 @@ class Accountant(PrivacyAccountant):
                                    curve, composed.numeric_error + mass_error + tv,
                                    scale_up, scale_low, shift)
 
-        # the directions one after the other: two threads on two cores were slower at
-        # every count measured (1e3 .. 1e8: 1.3-1.7x, memory bandwidth and the GIL in
-        # the Python parts) and doubled the peak memory
-        built = [build(d) for d in directions]
+        # the two directions are independent; FFTs and large ufuncs release the GIL, so
+        # two threads use two cores -- unless the grids are so long that two at once
+        # would double the peak memory (then one after the other: every direction is
+        # built either way)
+        if len(directions) > 1 and decided.largest < _PARALLEL_GRID:
+            with ThreadPoolExecutor(max_workers=len(directions)) as pool:
+                built = list(pool.map(build, directions))
+        else:
+            built = [build(d) for d in directions]
         curves = dict(zip(directions, built))
         self._curves = curves
         self._method = METHOD_MULTI_LEVEL if plan.levels else METHOD

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Sequence
 
 from .compose import ComposedPMF, GridTooLargeError, compose_lattices
@@ -172,6 +172,21 @@ def plan_cost(plan: LevelPlan, counts: Sequence[int], width, extra_width: float 
     return cost, largest
 
 
+@lru_cache(maxsize=4096)
+def _terms(arities: tuple[int, ...], counts: tuple[int, ...], extra_top: int,
+           partial: bool) -> tuple[dict[int, int], int]:
+    """Node instances per level and the number of top-mesh roundings (its own node
+    instances plus the remainders and the extra steps) of a tree shape; they do not depend
+    on the meshes, so the planner computes them once per shape."""
+    L = len(arities)
+    probe = LevelPlan(1.0, arities, (1,) * L, partial)
+    inst = {i: 0 for i in range(1, L + 1)}
+    for c in counts:
+        for i, v in probe.instances(c).items():
+            inst[i] += v
+    return inst, probe.top_terms(counts, extra_top)
+
+
 def _make_plan(h: float, arities: tuple[int, ...], counts: Sequence[int],
                budget: float, extra_top: int = 0, top_weight: float = 1.0,
                partial: bool = False) -> LevelPlan | None:
@@ -179,13 +194,7 @@ def _make_plan(h: float, arities: tuple[int, ...], counts: Sequence[int],
     variance) over the levels, the top one ``top_weight`` times as much as each other;
     ``None`` when a level would not coarsen."""
     L = len(arities)
-    probe = LevelPlan(h, arities, (1,) * L, partial)
-    inst = {i: 0 for i in range(1, L + 1)}
-    for c in counts:
-        for i, v in probe.instances(c).items():
-            inst[i] += v
-    # at the top: its own node instances plus the remainders and the extra steps
-    top_terms = probe.top_terms(counts, extra_top)
+    inst, top_terms = _terms(tuple(arities), tuple(counts), extra_top, partial)
     weights = [1.0] * (L - 1) + [top_weight]
     factors: list[int] = []
     mesh = h

@@ -113,6 +113,14 @@ def _logsumexp_rows(logp: np.ndarray, lam: np.ndarray, pts: np.ndarray) -> np.nd
     m = np.full(lam.size, -np.inf)
     if pts.size == 0:
         return m
+    if pts.size <= _LSE_CHUNK:                     # one block: build it once
+        blk = logp[None, :] + lam[:, None] * pts[None, :]
+        m = blk.max(axis=1)
+        safe = np.where(np.isfinite(m), m, 0.0)
+        blk -= safe[:, None]
+        np.exp(blk, out=blk)
+        with np.errstate(divide="ignore"):
+            return np.where(np.isfinite(m), safe + np.log(blk.sum(axis=1)), m)
     spans = range(0, pts.size, _LSE_CHUNK)
     for a in spans:
         blk = logp[None, a:a + _LSE_CHUNK] + lam[:, None] * pts[None, a:a + _LSE_CHUNK]
