@@ -119,3 +119,19 @@ def test_multi_level_subsampled_is_below_the_renyi_bound():
     rdp = RdpAccountant().compose(mech, k).epsilon(1e-6)
     assert multi.lower <= rdp
     assert multi.width <= 2 * 0.05 + 0.01
+
+
+def test_every_direction_is_built_when_directions_run_one_after_the_other(monkeypatch):
+    """Above the parallel-grid threshold the directions are built one after the other;
+    both must be (an earlier version built only the remove direction there, so the add
+    direction silently dropped out of the maximum)."""
+    import sampledprv.accountant as accountant
+    mech = sp.PoissonSubsampled(sp.Gaussian(0.8), q=4e-3)
+    parallel = sp.Accountant(eps_error=0.01).compose(mech, count=1000).epsilon(1e-5)
+    monkeypatch.setattr(accountant, "_PARALLEL_GRID", 0)
+    serial = sp.Accountant(eps_error=0.01).compose(mech, count=1000).epsilon(1e-5)
+    assert serial.details["directions"] == ("remove", "add")
+    assert (serial.lower, serial.upper) == (parallel.lower, parallel.upper)
+    add_only = sp.Accountant(eps_error=0.01).compose(mech, count=1000).epsilon(
+        1e-5, direction="add")
+    assert add_only.upper <= serial.upper
