@@ -13,6 +13,13 @@ Three layers, each importing only from the ones before it:
   floor, width prediction and planning, the user inputs it accepts).
 """
 
+# --- stale compiled kernels (sources changed since they were cached) are dropped first ---
+from pathlib import Path as _Path
+
+from .._numba_cache import purge_stale as _purge_stale
+
+_purge_stale(_Path(__file__).resolve().parent)
+
 # --- draws and histograms ---
 from .histograms.histogram import LossHistogram
 from .histograms.kernels import loss_histogram
