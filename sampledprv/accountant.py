@@ -86,8 +86,24 @@ class _Plan:
 
 
 @dataclass(frozen=True)
+class _Grid:
+    """What a curve keeps of its composed law besides the curve itself (the masses are
+    dropped once the curve's tail sums are built)."""
+
+    h: float
+    points: int
+    spill_upper: float
+    spill_lower: float
+
+    @classmethod
+    def of(cls, composed: ComposedPMF) -> "_Grid":
+        return cls(composed.h, int(composed.probs.size), composed.spill_upper,
+                   composed.spill_lower)
+
+
+@dataclass(frozen=True)
 class _DirectionCurve:
-    composed: ComposedPMF
+    composed: _Grid
     outside: float        # bound on P(some mechanism left its window)
     hoeffding: float
     t: float
@@ -115,7 +131,7 @@ class _DirectionCurve:
 
     @property
     def grid_points(self) -> int:
-        return int(self.composed.probs.size)
+        return self.composed.points
 
     def error_upper(self) -> float:
         return self.hoeffding + self.outside + self.spill_upper + self.numeric_error
@@ -420,7 +436,8 @@ class Accountant(PrivacyAccountant):
                 raise self._grid_error(err, k_total, h) from None
             curve = PrivacyCurve(composed.values, composed.probs, composed.p_inf,
                                  eps_min=-(self.eps_error + shift))
-            return _DirectionCurve(composed, min(1.0, outside), hoeffding, self.eps_error,
+            return _DirectionCurve(_Grid.of(composed), min(1.0, outside), hoeffding,
+                                   self.eps_error,
                                    curve, composed.numeric_error + mass_error + tv,
                                    scale_up, scale_low, shift)
 
@@ -463,7 +480,8 @@ class Accountant(PrivacyAccountant):
             composed = ComposedPMF(probs=ex.probs, offset=0, h=0.0, shift=0.0, p_inf=ex.p_inf,
                                    spill_upper=0.0, spill_lower=0.0, numeric_error=0.0)
             curve = PrivacyCurve(ex.values, ex.probs, ex.p_inf, eps_min=-ex.shift)
-            curves[d] = _DirectionCurve(composed, 0.0, 0.0, 0.0, curve, ex.mass_error,
+            curves[d] = _DirectionCurve(_Grid.of(composed), 0.0, 0.0, 0.0, curve,
+                                        ex.mass_error,
                                         ex.log_scale_upper, ex.log_scale_lower, ex.shift)
         self._curves = curves
         self._method = METHOD_EXACT

@@ -213,9 +213,12 @@ class PrivacyCurve:
         # tail_p[j] = p_inf + sum_{i >= j} p_i ; log_q[j] = log sum_{i >= j} p_i e^{-s_i}
         self._tail_p, self._log_q = _tail_sums(np.ascontiguousarray(self.values),
                                                np.ascontiguousarray(p), self.p_inf)
-        # d_at[j] = delta(s_j), non-increasing in j
+
+    def _delta_at(self, j: int) -> float:
+        """``delta(s_j)``, non-increasing in ``j`` (evaluated on demand: a table of it
+        would cost another 8 bytes per point for a bisection of ~25 steps)."""
         with np.errstate(over="ignore", invalid="ignore"):
-            self._d_at = self._tail_p[:-1] - np.exp(self.values + self._log_q[:-1])
+            return float(self._tail_p[j] - np.exp(self.values[j] + self._log_q[j]))
 
     def delta(self, eps: float) -> float:
         """``p_inf + sum_{s > eps} p (1 - exp(eps - s))``."""
@@ -255,7 +258,14 @@ class PrivacyCurve:
         if self.delta(max(0.0, self.eps_min)) <= delta:
             return 0.0
         # smallest j with delta(s_j) <= delta; eps* lies in [s_{j-1}, s_j]
-        j = int(np.searchsorted(-self._d_at, -delta, side="left"))
+        lo, hi = 0, int(self.values.size)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._delta_at(mid) <= delta:
+                hi = mid
+            else:
+                lo = mid + 1
+        j = lo
         if j >= self.values.size:
             return float(self.values[-1]) if self.values.size else 0.0
         rem = self._tail_p[j] - delta
