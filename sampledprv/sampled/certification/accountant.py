@@ -107,7 +107,11 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
     neighbouring : {"add_remove", "substitute"} or NeighbouringRelation
         Neighbouring relation of the built-in specs (their worst-case pair under it is
         sampled).  User inputs (:class:`LogDensityPair`, :class:`PrivacyLossSampler`,
-        :class:`EmpiricalPRV`) describe their own pair and are used as given.
+        :class:`EmpiricalPRV`) describe their own pair and are used as given.  Fixed-size
+        batches (:class:`~sampledprv.FixedSizeSubsampled`) under substitution have no
+        single worst-case pair: their upper end is sampled from the symmetric dominating
+        pair and their lower end from the attained member pair, in two inner accountants
+        at ``alpha / 2`` each (union bound; :mod:`sampledprv.mechanisms.substitution`).
     tail_bounds : bool
         Use what is known about each loss beyond its samples (default True): Renyi
         bounds and loss ranges supplied with a mechanism (``renyi=``, ``loss_range=``
