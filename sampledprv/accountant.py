@@ -46,7 +46,7 @@ from .engine.evolving import LevelPlan, compose_tree, level_tail_masses, plan_co
 from .engine.exact_atoms import MAX_ATOMS, compose_atoms, enumeration_size
 from .engine.online import Outgrown
 from ._online import OnlinePlan
-from .interval import DETERMINISTIC, Interval
+from .interval import DETERMINISTIC, Interval, fixed_size_bracket
 from .contract import PrivacyAccountant
 from .mechanisms import Gaussian, Mechanism
 from .mechanisms.base import Direction, NeighbouringRelation, as_direction, as_relation
@@ -626,15 +626,8 @@ class Accountant(PrivacyAccountant):
         ends = self._bracket()
         if ends is None:
             return None
-        up = getattr(ends[0], query)(x, direction)
-        low = getattr(ends[1], query)(x, direction)
-        lower = min(low.lower, up.upper)
-        est = min(max(up.estimate, lower), up.upper)
-        method = (f"upper end: symmetric dominating pair of the fixed-size family "
-                  f"({up.method}); lower end: attained member pair u = 2C, v = 0 "
-                  f"({low.method})")
-        details = {**up.details, "lower_end": dict(low.details)}
-        return Interval(lower, est, up.upper, DETERMINISTIC, 1.0, method, details)
+        return fixed_size_bracket(getattr(ends[0], query)(x, direction),
+                                  getattr(ends[1], query)(x, direction), DETERMINISTIC, 1.0)
 
     def _effective_composition(self) -> dict[Mechanism, int]:
         """The resolved composition with Gaussians merged in closed form (if enabled)."""

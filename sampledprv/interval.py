@@ -93,3 +93,19 @@ def confidence_label(confidence: float) -> str:
     if alpha <= 0.0:
         return "1"
     return f"1 - {alpha:.2g}" if alpha < 1e-3 else f"{confidence:.6g}"
+
+
+def fixed_size_bracket(up: Interval, low: Interval, certification: str, confidence: float,
+                       note: str = "") -> Interval:
+    """The interval of a composition whose two ends come from two pairs (fixed-size
+    batches under substitution, :mod:`sampledprv.mechanisms.substitution`): the upper end
+    of ``up`` (the symmetric dominating pair's composition), the lower end of ``low`` (the
+    attained member pair's), the estimate of ``up`` clipped into the result."""
+    lower = min(low.lower, up.upper)
+    est = min(max(up.estimate, lower), up.upper)
+    method = (f"upper end: symmetric dominating pair of the fixed-size family "
+              f"({up.method}); lower end: attained member pair u = 2C, v = 0 "
+              f"({low.method}){note}")
+    details = {**up.details, "lower_end": dict(low.details)}
+    return Interval(float(lower), float(est), float(up.upper), certification, confidence,
+                    method, details)

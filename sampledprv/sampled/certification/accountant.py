@@ -25,7 +25,7 @@ import numpy as np
 from ... import _validation as v
 from ...contract import PrivacyAccountant
 from ...engine.compose import GridTooLargeError
-from ...interval import PROBABILISTIC, Interval
+from ...interval import PROBABILISTIC, Interval, fixed_size_bracket
 from ...mechanisms.base import Direction, as_direction
 from ..draws.torch_draws import torch_loss_sampler
 from ..histograms import _numpy_histogram as _np_hist
@@ -279,16 +279,9 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         ends = self._ends()
         if ends is None:
             return None
-        up = getattr(ends[0], query)(x, direction)
-        low = getattr(ends[1], query)(x, direction)
-        lower = min(low.lower, up.upper)
-        est = min(max(up.estimate, lower), up.upper)
-        method = (f"upper end: symmetric dominating pair of the fixed-size family "
-                  f"({up.method}); lower end: attained member pair u = 2C, v = 0 "
-                  f"({low.method}); each at alpha/2, union bound")
-        details = {**up.details, "lower_end": dict(low.details)}
-        return Interval(float(lower), float(est), float(up.upper), PROBABILISTIC,
-                        1.0 - self.alpha, method, details)
+        return fixed_size_bracket(getattr(ends[0], query)(x, direction),
+                                  getattr(ends[1], query)(x, direction), PROBABILISTIC,
+                                  1.0 - self.alpha, note="; each at alpha/2, union bound")
 
     def describe(self) -> str:
         """How this accountant computes its intervals, in a few lines."""
