@@ -174,11 +174,15 @@ def _power(phi: np.ndarray, c: int) -> np.ndarray:
 
 
 def _binary_power(base: np.ndarray, c: int) -> np.ndarray:
-    """``base ** c`` (``c >= 1``), squaring ``base`` in place."""
+    """``base ** c`` (``c >= 1``), squaring ``base`` in place (``base`` is overwritten; a
+    power of two needs no second array)."""
     result = None
     while c:
         if c & 1:
-            result = base.copy() if result is None else np.multiply(result, base, out=result)
+            if result is None:
+                result = base if c == 1 else base.copy()    # last bit: base is done
+            else:
+                np.multiply(result, base, out=result)
         c >>= 1
         if c:
             np.multiply(base, base, out=base)
@@ -196,7 +200,8 @@ def inverse_with_roundoff(spectrum: np.ndarray, n: int, products: int
     inverse FFT produced."""
     spectral_l1 = 2.0 * sum(float(np.abs(spectrum[i:i + _CHUNK]).sum())
                             for i in range(0, spectrum.size, _CHUNK))
-    res = scipy.fft.irfft(spectrum, n=n, workers=-1)
+    # the spectrum is not used again: let the transform work in it (one array less)
+    res = scipy.fft.irfft(spectrum, n=n, workers=-1, overwrite_x=True)
     negative = float(-res[res < 0].sum())
     depth = max(np.log2(n), 1.0)              # a 1-point grid still rounds its powers
     return res, max(2.0 * negative, (products + 2) * _EPS * depth * spectral_l1 / np.sqrt(n))
