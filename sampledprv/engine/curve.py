@@ -46,17 +46,18 @@ def _tail_sums(values: np.ndarray, probs: np.ndarray, p_inf: float
     row the recursive float64 sum errs by at most ``B`` ulps of the row's suffix; the
     carries across rows are chained from the right in numpy's extended type (64-bit
     mantissa), so ``n / B`` rows add less than one float64 ulp for ``n < 2^11 B``.  In
-    all the relative error is below ``(B + 2)`` ulps (see :meth:`PrivacyCurve.rounding_bound`).  ``log_q`` is summed against each row's smallest
+    all the relative error is below ``(B + 2)`` ulps (see
+    :meth:`PrivacyCurve.rounding_bound`).  ``log_q`` is summed against each row's smallest
     loss as reference exponent (a row spreads at most ``_SPAN``, so no term underflows
     against it; each term ``p e^{ref - s}`` is rounded once, to an ulp) and the carry is
     rescaled between references by an extended exponential.  Where numpy has no
     extended type, the compensated (Kahan) Numba loop :func:`_tail_sums_kahan` computes
     the same sums."""
+    if not _EXTENDED:
+        return _tail_sums_kahan(values, probs, p_inf)
     n = values.size
     gap = float(np.max(np.diff(values))) if n > 1 else 0.0
     rowlen = _BLOCK if gap * _BLOCK <= _SPAN else int(_SPAN // gap)
-    if not _EXTENDED:
-        return _tail_sums_kahan(values, probs, p_inf)
     if rowlen < 16:        # support points tens of nats apart: few of them, plain loop
         return _tail_sums_sparse(values, probs, p_inf)
     ld = np.longdouble

@@ -41,6 +41,19 @@ from .compose import ComposedPMF, GridTooLargeError, compose_lattices
 from .lattice import LatticePMF
 from .regrid import regrid
 
+@lru_cache(maxsize=65536)
+def _mixed_radix(node_counts: tuple[int, ...], count: int) -> tuple[tuple[int, int], ...]:
+    """``(level, multiplicity)`` pairs of :meth:`LevelPlan.decompose` (cached: the planner
+    asks for the same tree shapes and counts many times)."""
+    uses = []
+    rest = count
+    for level in range(len(node_counts) - 1, -1, -1):
+        d, rest = divmod(rest, node_counts[level])
+        if d:
+            uses.append((level, d))
+    return tuple(uses)
+
+
 @dataclass(frozen=True)
 class LevelPlan:
     """A composition tree: fine mesh ``h``, arities ``m_1..m_L``, regrid factors
@@ -82,18 +95,7 @@ class LevelPlan:
     def decompose(self, count: int) -> dict[int, int]:
         """``{level: multiplicity}`` of the nodes that make up ``count`` steps: as many
         top-level nodes as fit, the rest in mixed radix (each digit below the arity)."""
-        memo = self.__dict__.setdefault("_decomposed", {})   # the planner asks often
-        if count in memo:
-            return memo[count]
-        n = self.node_counts
-        uses: dict[int, int] = {}
-        rest = int(count)
-        for level in range(self.levels, -1, -1):
-            d, rest = divmod(rest, n[level])
-            if d:
-                uses[level] = d
-        memo[count] = uses
-        return uses
+        return dict(_mixed_radix(self.node_counts, int(count)))
 
     def instances(self, count: int) -> dict[int, int]:
         """Number of node instances at each level ``i >= 1`` (each regridded once to

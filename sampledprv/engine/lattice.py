@@ -105,32 +105,24 @@ _LSE_CHUNK = 2**15
 
 
 def _logsumexp_rows(logp: np.ndarray, lam: np.ndarray, pts: np.ndarray) -> np.ndarray:
-    """``log sum_j exp(logp_j + lam_i pts_j)`` for every ``i`` (numpy, in column chunks:
-    a first pass finds each row's maximum, a second sums the scaled exponentials)."""
+    """``log sum_j exp(logp_j + lam_i pts_j)`` for every ``i`` (numpy, one pass over
+    column chunks: each chunk is summed against its own row maxima, and the chunk sums
+    are rescaled to the running maxima as they are added)."""
     logp = np.asarray(logp, dtype=np.float64)
     lam = np.asarray(lam, dtype=np.float64)
     pts = np.asarray(pts, dtype=np.float64)
     m = np.full(lam.size, -np.inf)
-    if pts.size == 0:
-        return m
-    if pts.size <= _LSE_CHUNK:                     # one block: build it once
-        blk = logp[None, :] + lam[:, None] * pts[None, :]
-        m = blk.max(axis=1)
-        safe = np.where(np.isfinite(m), m, 0.0)
-        blk -= safe[:, None]
-        np.exp(blk, out=blk)
-        with np.errstate(divide="ignore"):
-            return np.where(np.isfinite(m), safe + np.log(blk.sum(axis=1)), m)
-    spans = range(0, pts.size, _LSE_CHUNK)
-    for a in spans:
-        blk = logp[None, a:a + _LSE_CHUNK] + lam[:, None] * pts[None, a:a + _LSE_CHUNK]
-        np.maximum(m, blk.max(axis=1), out=m)
-    safe = np.where(np.isfinite(m), m, 0.0)
     acc = np.zeros(lam.size)
-    for a in spans:
+    for a in range(0, pts.size, _LSE_CHUNK):
         blk = logp[None, a:a + _LSE_CHUNK] + lam[:, None] * pts[None, a:a + _LSE_CHUNK]
-        blk -= safe[:, None]
+        mc = blk.max(axis=1)
+        new = np.maximum(m, mc)
+        ref = np.where(np.isfinite(new), new, 0.0)
+        blk -= np.where(np.isfinite(mc), mc, 0.0)[:, None]
         np.exp(blk, out=blk)
-        acc += blk.sum(axis=1)
+        with np.errstate(invalid="ignore"):
+            acc = acc * np.exp(np.where(np.isfinite(m), m - ref, -np.inf)) + \
+                blk.sum(axis=1) * np.exp(np.where(np.isfinite(mc), mc - ref, -np.inf))
+        m = new
     with np.errstate(divide="ignore"):
-        return np.where(np.isfinite(m), safe + np.log(acc), m)
+        return np.where(np.isfinite(m), m + np.log(acc), m)

@@ -18,6 +18,7 @@ distinct histograms a query uses, and within each histogram over its tests
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import numpy as np
@@ -255,7 +256,6 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
             return None
         if self._ends_cache is not None:
             return self._ends_cache
-        import os
         ends = []
         for i, name in enumerate(("upper", "lower")):
             settings = dict(self._settings)
