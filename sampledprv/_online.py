@@ -20,10 +20,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.fft
 
 from .engine.compose import _chernoff_window
 from .engine.discretize import Discretized, discretize, relative_terms
+from .engine.fft import next_fast_len
 from .engine.online import OnlineComposition, Outgrown
 from .mechanisms import Mechanism
 from .prv import privacy_loss
@@ -174,7 +174,7 @@ class OnlinePlan:
             longest = max(p.probs.size for p, _ in comps)
             width = max(width, int(math.ceil((upper - lower) / self.h)) + 2, longest)
             sds.append(max(1.0, upper - lower) / 20.0)
-        n = scipy.fft.next_fast_len(int(grow * width) + 16, real=True)
+        n = next_fast_len(int(grow * width) + 16)
         if n > self.max_grid:
             raise Outgrown(f"a horizon of {self.horizon:,} mechanisms needs {n:,} grid points "
                            f"(online limit {self.max_grid:,})")

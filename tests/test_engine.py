@@ -81,3 +81,28 @@ def test_multi_level_agrees_with_single_level(monkeypatch):
     assert multi.details["mesh_coarse"] > multi.details["mesh_fine"]
     assert multi.lower <= one.upper and one.lower <= multi.upper
     assert abs(multi.estimate - one.estimate) < 0.02
+
+
+def test_next_fast_len_is_the_smallest_5_smooth_length():
+    """The engine's FFT lengths are scipy's real-transform lengths (2^a 3^b 5^c)."""
+    import scipy.fft
+
+    from sampledprv.engine.fft import next_fast_len
+
+    rng = np.random.default_rng(5)
+    targets = list(range(1, 3000)) + [int(t) for t in rng.integers(3000, 10**9, 3000)]
+    for t in targets:
+        n = next_fast_len(t)
+        assert n == scipy.fft.next_fast_len(t, real=True), t
+    with pytest.raises(ValueError, match="target"):
+        next_fast_len(0)
+
+
+def test_engine_ffts_round_trip():
+    from sampledprv.engine.fft import irfft, rfft
+
+    x = np.random.default_rng(1).random(1000)
+    spec = rfft(x, 2250)
+    assert spec.shape == (1126,)
+    back = irfft(spec, 2250)
+    assert np.allclose(back[:1000], x, atol=1e-14) and np.allclose(back[1000:], 0, atol=1e-14)

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-import scipy.fft
 
 from ..advice import AdvisedError, Remedy
 from .lattice import LatticePMF, _logsumexp_rows
+from .fft import irfft, next_fast_len, rfft
 
 _EPS = np.finfo(np.float64).eps
 #: block length of chunked elementwise passes over long spectra
@@ -200,8 +200,7 @@ def inverse_with_roundoff(spectrum: np.ndarray, n: int, products: int
     inverse FFT produced."""
     spectral_l1 = 2.0 * sum(float(np.abs(spectrum[i:i + _CHUNK]).sum())
                             for i in range(0, spectrum.size, _CHUNK))
-    # the spectrum is not used again: let the transform work in it (one array less)
-    res = scipy.fft.irfft(spectrum, n=n, workers=-1, overwrite_x=True)
+    res = irfft(spectrum, n)
     negative = float(-res[res < 0].sum())
     depth = max(np.log2(n), 1.0)              # a 1-point grid still rounds its powers
     return res, max(2.0 * negative, (products + 2) * _EPS * depth * spectral_l1 / np.sqrt(n))
@@ -237,7 +236,7 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
     n_hi = int(np.ceil(upper / h))
     width = n_hi - n_lo + 1
     longest = max(pmf.probs.size for pmf, _ in components)
-    n_fft = scipy.fft.next_fast_len(max(width, longest), real=True)
+    n_fft = next_fast_len(max(width, longest))
     if n_fft > max_size:
         raise GridTooLargeError(n_fft, max_size)
     spill_up, spill_down = spill(n_lo * h - 0.5 * h, n_hi * h + 0.5 * h)
@@ -245,7 +244,7 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
     spectrum = None
     origin = 0
     for pmf, c in components:
-        phi = _power(scipy.fft.rfft(pmf.probs, n=n_fft, workers=-1), c)
+        phi = _power(rfft(pmf.probs, n_fft), c)
         if spectrum is None:
             spectrum = phi
         else:

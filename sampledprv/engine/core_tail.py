@@ -37,12 +37,12 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.fft
 from scipy.special import gammaln
 
 from ..prv.loss_distribution import LossDistribution
 from .discretize import _ULPS, Discretized, discretize
 from .compose import inverse_with_roundoff
+from .fft import next_fast_len, rfft
 from .lattice import LatticePMF, _logsumexp_rows
 
 _EPS = np.finfo(np.float64).eps
@@ -233,14 +233,13 @@ def tail_mixture(core: LatticePMF, tail: LatticePMF, k: int, cap: int,
                         h=tail.h, shift=tail.shift)
     log_w = _log_weights(k, cap, p)
     i_lo, i_hi, spill = _window(core, tail_n, log_w, cap, math.log(spill_mass))
-    n = scipy.fft.next_fast_len(max(i_hi - i_lo + 1, core.probs.size, tail.probs.size),
-                                real=True)
+    n = next_fast_len(max(i_hi - i_lo + 1, core.probs.size, tail.probs.size))
     s_up, s_dn = spill(i_lo, i_hi)
-    a = scipy.fft.rfft(core.probs, n=n)
+    a = rfft(core.probs, n)
     # c^{J-j} * u^j has offset (J - j) o_c + j o_u: relative to J o_c, u is moved by
     # o_u - o_c (a phase factor); index t of the result is offset J o_c + t (mod n)
     freqs = np.arange(a.size)
-    b = scipy.fft.rfft(tail_n.probs, n=n) * \
+    b = rfft(tail_n.probs, n) * \
         np.exp(-2j * np.pi * freqs * ((tail.offset - core.offset) % n) / n)
     acc = np.full_like(a, math.exp(log_w[0]))
     bj = np.ones_like(a)

@@ -169,8 +169,14 @@ def plan_cost(plan: LevelPlan, counts: Sequence[int], width, extra_width: float 
                 if j < plan.levels and mult > 1:
                     fft(width(mult * n[j]) / meshes[j], mult)
     top = plan.top_terms(counts)
-    items = 1 + len({j for c in counts for j in plan.decompose(c) if j < plan.levels})
-    fft((width(k) + extra_width) / meshes[-1], top, items + (1 if extra_width else 0))
+    below = {j for c in counts for j in plan.decompose(c) if j < plan.levels}
+    items = 1 + len(below) + (1 if extra_width else 0)
+    if items > 2:
+        # compose_tree composes everything but the widest item on its own window first
+        rest = k - sum(c // n[-1] * n[-1] for c in counts)
+        fft((width(max(rest, 1)) + extra_width) / meshes[-1], top, items - 1)
+        items = 2
+    fft((width(k) + extra_width) / meshes[-1], top, items)
     return cost, largest
 
 
@@ -350,12 +356,13 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
             outer.append((regrid(law, int(round(meshes[-1] / meshes[j]))), 1))
         del laws
     outer.extend(extra)
-    # the remainder nodes and the extra laws are narrow next to the top composition:
+    # the remainder nodes and the extra laws are narrow next to the top node's copies:
     # compose them first on their own (shorter) window, so that the top FFT transforms
-    # two laws instead of one per item
+    # two laws instead of one per item (plan_cost counts it so)
     top_mesh = meshes[-1]
-    big = [(law, c) for law, c in outer if c > 1 and math.isclose(law.h, top_mesh)]
-    rest = [(law, c) for law, c in outer if not (c > 1 and math.isclose(law.h, top_mesh))]
+    widest = max(range(len(outer)), key=lambda i: outer[i][1] * outer[i][0].probs.size)
+    big = [outer[widest]]
+    rest = [item for i, item in enumerate(outer) if i != widest]
     if len(rest) >= 2 and big:
         pre = compose_lattices(rest, tail_mass=tails.get(top_level, tail_mass),
                                max_size=max_size)

@@ -24,11 +24,11 @@ import math
 from typing import Sequence
 
 import numpy as np
-import scipy.fft
 
 from ..prv.loss_distribution import LossDistribution
 from .compose import GridTooLargeError, _chernoff_window
 from .discretize import discretize
+from .fft import next_fast_len
 from .lattice import LatticePMF
 
 #: points of the coarse lattice used for the prediction
@@ -78,7 +78,7 @@ def check_composition(laws: Sequence[tuple[LossDistribution, int]], h: float, ta
     composed = int(math.ceil((upper - lower + 2.0 * coarse_h) / mesh_out)) + 1
     predicted = max(composed, longest if mesh_out == h else 0)
     if predicted > _MARGIN * max_size:
-        raise GridTooLargeError(int(scipy.fft.next_fast_len(predicted, real=True)), max_size)
+        raise GridTooLargeError(next_fast_len(predicted), max_size)
     return predicted
 
 

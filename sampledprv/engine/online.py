@@ -49,10 +49,10 @@ import math
 from functools import lru_cache
 
 import numpy as np
-import scipy.fft
 
 from .compose import _EPS, _power
 from .curve import PrivacyCurve
+from .fft import irfft, rfft
 from .lattice import LatticePMF, _logsumexp_rows
 
 __all__ = ["OnlineComposition", "Outgrown"]
@@ -237,7 +237,7 @@ class OnlineComposition:
             pmf = pmf.trimmed()
             if pmf.probs.size > self.n:
                 raise Outgrown(f"one component spans {pmf.probs.size:,} points > n={self.n:,}")
-            phi = scipy.fft.rfft(pmf.probs, n=self.n, workers=-1)
+            phi = rfft(pmf.probs, self.n)
             pts, logp = pmf.two_point_blocks()
             lp = _logsumexp_rows(logp, self.lam, pts) if pts.size else np.zeros_like(self.lam)
             ln = _logsumexp_rows(logp, -self.lam, pts) if pts.size else np.zeros_like(self.lam)
@@ -376,7 +376,7 @@ class OnlineComposition:
         st = self._prepared()
         st["queries"] += int(count)
         if st["curve"] is None and st["queries"] > _MATERIALIZE_AFTER:
-            arr = scipy.fft.irfft(self.spectrum, n=self.n, workers=-1)
+            arr = irfft(self.spectrum, self.n)
             probs = np.clip(np.roll(arr, -st["c"]), 0.0, None)
             values = (st["a"] + np.arange(self.n)) * self.h + self.shift
             st["curve"] = PrivacyCurve(values, probs, self.p_inf, eps_min=self.eps_min)
