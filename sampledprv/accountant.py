@@ -67,7 +67,7 @@ _HOEFFDING, _OUTSIDE, _SPILL = 0.5, 0.2, 0.1   # spill share is per side
 #: self-compositions at least this long use the multi-level scheme (engine/evolving.py)
 _MULTI_LEVEL_COUNT = 16384
 #: expected number of tail steps of a split law (engine/core_tail.py)
-_TAIL_STEPS = 2.0
+_TAIL_STEPS = 8.0
 #: directions are built in parallel threads only below this FFT length (peak memory)
 _PARALLEL_GRID = 2**23
 
@@ -411,6 +411,11 @@ class Accountant(PrivacyAccountant):
                     cap, cap_bound = decided.caps[mech]
                     w, w_error = tail_mixture(regrid(d.core.pmf, top_factor), d.tail,
                                               count, cap)
+                    # W (mass about e^{expected tail steps}) is convolved with the tree's
+                    # c^{*(count - cap)}, of mass at most |c|^(count - cap): its error in
+                    # total variation shrinks by that factor (the tree's own error is
+                    # counted apart)
+                    w_error *= min(1.0, float(d.core.pmf.probs.sum()) ** (count - cap))
                     comps.append((d.core.pmf, count - cap))
                     extra.append((w, 1))
                     outside += count * d.core.outside_mass + cap_bound

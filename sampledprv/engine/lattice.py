@@ -80,7 +80,8 @@ class LatticePMF:
         blocks = padded.reshape(nb, block)
         mass = blocks.sum(axis=1)
         keep = mass > 0
-        local = blocks @ np.arange(block, dtype=np.float64)      # sum p * (index in block)
+        # sum p * (index in block); einsum's loop, not a (multi-threaded) BLAS call
+        local = np.einsum("ij,j->i", blocks, np.arange(block, dtype=np.float64))
         safe = np.where(keep, mass, 1.0)
         w_right = np.clip(local / safe / max(block - 1, 1), 0.0, 1.0) if block > 1 \
             else np.zeros(nb)

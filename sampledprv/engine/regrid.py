@@ -34,7 +34,10 @@ def regrid(pmf: LatticePMF, factor: int) -> LatticePMF:
     cells = cells.reshape(n_cells, factor)
     w_up = np.arange(factor) / factor           # share of fine point r going to q + 1
     coarse = np.zeros(n_cells + 1)
-    coarse[:-1] = cells @ (1.0 - w_up)
-    coarse[1:] += cells @ w_up
+    # einsum's own loop, not BLAS: a multi-threaded BLAS keeps its threads spinning after
+    # each call, against the other direction composed at the same time in another thread
+    # (0.3-0.5 s of 3 s at k = 1e7)
+    coarse[:-1] = np.einsum("ij,j->i", cells, 1.0 - w_up)
+    coarse[1:] += np.einsum("ij,j->i", cells, w_up)
     return LatticePMF(probs=coarse, offset=q0, h=pmf.h * factor, shift=pmf.shift,
                       p_inf=pmf.p_inf).trimmed()
