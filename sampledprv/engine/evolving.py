@@ -38,6 +38,7 @@ from functools import cached_property, lru_cache
 from typing import Sequence
 
 from .compose import ComposedPMF, GridTooLargeError, compose_lattices
+from .compose_regrid import compose_regridded, foldable
 from .lattice import LatticePMF
 from .regrid import regrid
 
@@ -303,6 +304,19 @@ def _as_lattice(c: ComposedPMF) -> LatticePMF:
     return LatticePMF(probs=c.probs, offset=c.offset, h=c.h, shift=c.shift, p_inf=c.p_inf)
 
 
+def _compose_then_regrid(law: LatticePMF, count: int, factor: int, tail: float,
+                         max_size: int) -> tuple[LatticePMF, float, float, float]:
+    """The ``count``-fold composition of ``law`` regridded by ``factor``: in the frequency
+    domain where the factor allows it (``engine/compose_regrid.py``), else composed on
+    the fine mesh and then regridded.  Returns the law, the spill bounds (upper, lower)
+    and the round-off bound."""
+    if foldable(factor):
+        return compose_regridded(law, count, factor, tail_mass=tail, max_size=max_size)
+    c = compose_lattices([(law, count)], tail_mass=tail, max_size=max_size)
+    return (regrid(_as_lattice(c), factor), c.spill_upper, c.spill_lower,
+            c.numeric_error)
+
+
 def level_tail_masses(plan: LevelPlan, counts: Sequence[int], budget: float) -> dict[int, float]:
     """Per-side spill allowed at each level's FFT so that the total-variation cost
     ``sum_i N_i * 4 * tail_i`` is ``budget``."""
@@ -334,12 +348,12 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
         need = max(uses)
         laws = [pmf]
         for i in range(1, need + 1):
-            c = compose_lattices([(laws[-1], plan.arities[i - 1])], tail_mass=tails[i],
-                                 max_size=max_size)
-            tv_error += instances[i] * (2.0 * (c.spill_upper + c.spill_lower)
-                                        + c.numeric_error)
-            laws.append(regrid(_as_lattice(c), plan.factors[i - 1]))
-            del c
+            law, spill_up, spill_down, numeric = _compose_then_regrid(
+                laws[-1], plan.arities[i - 1], plan.factors[i - 1], tails[i], max_size)
+            tv_error += instances[i] * (2.0 * (spill_up + spill_down) + numeric)
+            laws.append(law)
+            if i - 1 not in uses:             # only the remainders need the lower laws
+                laws[i - 1] = None
         for j, mult in uses.items():
             if j == top_level:
                 outer.append((laws[j], mult))
@@ -348,12 +362,14 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
             if not plan.partial_remainders:
                 outer.append((regrid(law, int(round(meshes[-1] / meshes[j]))), mult))
                 continue
+            to_top = int(round(meshes[-1] / meshes[j]))
             if mult > 1:                              # the remainder's partial node
-                c = compose_lattices([(law, mult)], tail_mass=tails[j + 1],
-                                     max_size=max_size)
-                tv_error += 2.0 * (c.spill_upper + c.spill_lower) + c.numeric_error
-                law = _as_lattice(c)
-            outer.append((regrid(law, int(round(meshes[-1] / meshes[j]))), 1))
+                law, spill_up, spill_down, numeric = _compose_then_regrid(
+                    law, mult, to_top, tails[j + 1], max_size)
+                tv_error += 2.0 * (spill_up + spill_down) + numeric
+                outer.append((law, 1))
+            else:
+                outer.append((regrid(law, to_top), 1))
         del laws
     outer.extend(extra)
     # the remainder nodes and the extra laws are narrow next to the top node's copies:

@@ -1,0 +1,165 @@
+r"""A level of the multi-level tree in the frequency domain: compose, then regrid.
+
+A tree level composes ``c`` copies of a node on mesh ``h`` and regrids the result
+(randomized, mean-preserving: :mod:`sampledprv.engine.regrid`) onto ``H = f h``.  The
+regridding is linear and shift-equivariant on the fine lattice: the mass at fine index
+``n`` goes to coarse point ``q`` (fine index ``q f``) with weight
+``max(0, 1 - |n - q f| / f)``.  It is the circular convolution with the triangle
+``max(0, 1 - |r| / f)`` followed by keeping every ``f``-th point, and on a circle of
+length ``N = f N'`` both act on the composed spectrum ``Y``: the triangle multiplies it
+by the Fejér kernel
+
+.. math:: T(m) = \frac{\sin^2(\pi m / N')}{f \sin^2(\pi m / N)}, \qquad T(0) = f,
+
+and keeping every ``f``-th point folds it onto ``N'`` frequencies,
+
+.. math:: D(k) = \frac1f \sum_{j=0}^{f-1} T(k + jN')\, Y(k + jN')
+
+(the input is started up to ``f - 1`` points early so that position 0 of the composed
+circle is a coarse point: no phase factor).
+
+The inverse transform then has length ``N' = N / f`` instead of ``N``, and the fine law
+(and its regridding pass) is never formed.  The result is the law that
+:func:`~sampledprv.engine.compose.compose_lattices` followed by
+:func:`~sampledprv.engine.regrid.regrid` gives, up to round-off, with the coarse cells at
+the window's ends also receiving the fine masses up to ``f - 1`` points beyond it (true
+mass of the composition; the spill bounds still count all mass outside the fine
+window).  Round-off: the fine path's estimate for ``Y`` (each coarse mass is a
+combination of fine masses with weights summing to one, so the total absolute error does
+not grow) plus the same kind of estimate for the fold and the short inverse transform,
+both times ``_SAFETY = 1.5`` (over 350 random laws, spiky and smooth, the errors
+measured against extended-precision references reached 1.02 times the plain sum).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .compose import (_CHUNK, _EPS, GridTooLargeError, _chernoff_window, _composed_p_inf,
+                      _power)
+from .fft import irfft, next_fast_len, rfft
+from .lattice import LatticePMF
+
+#: factor on the first-order round-off estimate (errors measured against
+#: extended-precision references reached 1.02 times it; tests/test_compose_regrid.py)
+_SAFETY = 1.5
+#: regridding factors whose prime factors are at most this are folded in the frequency
+#: domain (the FFT length is a multiple of the factor; pocketfft has fast passes for
+#: these primes)
+_LARGEST_PRIME = 7
+
+
+def foldable(factor: int) -> bool:
+    """Whether :func:`compose_regridded` handles ``factor`` (its primes are small)."""
+    f = int(factor)
+    if f < 2:
+        return False
+    for p in (2, 3, 5, 7):
+        while f % p == 0:
+            f //= p
+    return f == 1
+
+
+def _l1(x: np.ndarray) -> float:
+    return 2.0 * sum(float(np.abs(x[i:i + _CHUNK]).sum()) for i in range(0, x.size, _CHUNK))
+
+
+def _fold(spectrum: np.ndarray, n: int, factor: int) -> np.ndarray:
+    """``D(k)``, ``k = 0 .. N'/2``, from the half spectrum ``Y(0 .. N/2)`` for the phase
+    ``phi = 0`` (module docstring), by slices: the alias ``j`` covers the frequencies
+    ``m = k + j N'``, read directly (``m <= N/2``) or mirrored (``Y(m) = conj Y(N - m)``);
+    with ``theta = pi k / N`` its kernel is ``sin^2(f theta) / (f sin^2(theta + pi j/f))``.
+    """
+    n_coarse = n // factor
+    size = n_coarse // 2 + 1
+    half = n // 2
+    theta = (np.pi / n) * np.arange(size)
+    sin_t, cos_t = np.sin(theta), np.cos(theta)
+    num = np.sin(factor * theta)
+    num *= num
+    num /= factor * factor          # T / f: the fold averages the f aliases
+    out = np.zeros(size, dtype=np.complex128)
+    y = np.empty(size, dtype=np.complex128)
+    den = np.empty(size)
+    for j in range(factor):
+        a = j * n_coarse                       # frequencies a .. a + size - 1
+        direct = max(0, min(size, half + 1 - a))
+        if direct:
+            y[:direct] = spectrum[a:a + direct]
+        if direct < size:                      # mirrored part: N - m runs downwards
+            hi = n - (a + direct)
+            lo = n - (a + size - 1)
+            np.conjugate(spectrum[lo:hi + 1][::-1], out=y[direct:])
+        # sin(theta + pi j / f)^2
+        np.multiply(sin_t, math.cos(math.pi * j / factor), out=den)
+        den += cos_t * math.sin(math.pi * j / factor)
+        den *= den
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.divide(num, den, out=den)
+        if j == 0:
+            den[0] = 1.0                       # T(0) / f = 1 (the limit at m = 0)
+        y *= den
+        out += y
+    return out
+
+
+def compose_regridded(pmf: LatticePMF, count: int, factor: int, *, tail_mass: float,
+                      max_size: int) -> tuple[LatticePMF, float, float, float]:
+    """``regrid(compose_lattices([(pmf, count)]), factor)`` computed in the frequency
+    domain (module docstring).
+
+    Returns the regridded law on mesh ``factor * pmf.h``, the Chernoff spill bounds of
+    the fine window (upper, lower) and the bound on the total absolute round-off."""
+    factor, count = int(factor), int(count)
+    if not foldable(factor):
+        raise ValueError(f"factor={factor} has a prime factor above {_LARGEST_PRIME}")
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    comp = pmf.trimmed()
+    h = comp.h
+    p_inf, p_inf_error = _composed_p_inf([(comp, count)])
+    lower, upper, spill = _chernoff_window([(comp, count)], math.log(tail_mass))
+    n_lo, n_hi = int(np.floor(lower / h)), int(np.ceil(upper / h))
+    q_lo, q_hi = n_lo // factor, n_hi // factor + 1       # coarse cells fed by the window
+    need = max(n_hi - n_lo + 1 + 2 * factor, comp.probs.size + factor)
+    n_coarse = max(next_fast_len(-(-need // factor)), q_hi - q_lo + 1)
+    n = factor * n_coarse
+    if n > max_size:
+        raise GridTooLargeError(n, max_size)
+    spill_up, spill_down = spill(n_lo * h - 0.5 * h, n_hi * h + 0.5 * h)
+
+    # start the input r < f points early so that the composed circle's position 0 is a
+    # coarse point (the input then starts on a multiple of f: the phase is 0)
+    r = comp.offset % factor
+    x = np.zeros(comp.probs.size + r)
+    x[r:] = comp.probs
+    spectrum = _power(rfft(x, n), count)
+    del x
+    fine_l1 = _l1(spectrum)
+    origin = count * (comp.offset - r)         # fine index of circular position 0
+    folded = _fold(spectrum, n, factor)
+    del spectrum
+    coarse_l1 = _l1(folded)
+    res = irfft(folded, n_coarse)
+    del folded
+    negative = float(-res[res < 0].sum())
+    rounding = _SAFETY * ((count + 2) * _EPS * max(math.log2(n), 1.0) * fine_l1 / math.sqrt(n)
+                          + (8.0 + math.log2(max(n_coarse, 2))) * _EPS * coarse_l1
+                          / math.sqrt(n_coarse))
+    numeric = max(2.0 * negative, rounding) + p_inf_error
+
+    q_origin = origin // factor                # coarse index of circular position 0
+    start = (q_lo - q_origin) % n_coarse
+    stop = start + (q_hi - q_lo + 1)
+    probs = res[start:stop].copy() if stop <= n_coarse else \
+        np.concatenate([res[start:], res[:stop - n_coarse]])
+    del res
+    np.clip(probs, 0.0, None, out=probs)
+    law = LatticePMF(probs=probs, offset=q_lo, h=h * factor, shift=count * comp.shift,
+                     p_inf=p_inf).trimmed()
+    return law, spill_up, spill_down, numeric
+
+
+__all__ = ["compose_regridded", "foldable"]

@@ -1,0 +1,108 @@
+"""A tree level in the frequency domain (compose, then regrid) against the two-step path
+and against extended-precision references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sampledprv.engine.compose import compose_lattices
+from sampledprv.engine.compose_regrid import compose_regridded, foldable
+from sampledprv.engine.lattice import LatticePMF
+from sampledprv.engine.regrid import regrid
+
+
+def _random_law(rng, size, offset, p_inf=0.0):
+    p = rng.random(size) ** 3
+    p *= (1.0 - p_inf) / p.sum()
+    return LatticePMF(p, offset, 1e-3, 0.01, p_inf)
+
+
+def _smooth_law(rng, size, offset, p_inf=0.0):
+    """Two Gaussian bumps, one wide and one narrow (the shape of a discretized privacy
+    loss: a bulk and a thin tail)."""
+    i = np.arange(size)
+    p = np.exp(-0.5 * ((i - 0.3 * size) / (0.05 * size)) ** 2) \
+        + 1e-3 * np.exp(-0.5 * ((i - 0.8 * size) / (0.1 * size)) ** 2) * rng.random()
+    p *= (1.0 - p_inf) / p.sum()
+    return LatticePMF(p, offset, 1e-3, 0.01, p_inf)
+
+
+def _on(law, lo, hi, dtype=np.float64):
+    out = np.zeros(hi - lo, dtype=dtype)
+    out[law[1] - lo:law[1] - lo + law[0].size] = law[0]
+    return out
+
+
+def _exact_regridded(p: np.ndarray, offset: int, count: int, factor: int):
+    """count-fold convolution and randomized regridding in numpy's extended type."""
+    pl = p.astype(np.longdouble)
+    t = pl.copy()
+    for _ in range(count - 1):
+        t = np.convolve(t, pl)
+    q0, lead = divmod(count * offset, factor)
+    cells = -(-(lead + t.size) // factor)
+    grid = np.zeros(cells * factor, dtype=np.longdouble)
+    grid[lead:lead + t.size] = t
+    grid = grid.reshape(cells, factor)
+    w = np.arange(factor, dtype=np.longdouble) / factor
+    out = np.zeros(cells + 1, dtype=np.longdouble)
+    out[:-1] = (grid * (1 - w)).sum(axis=1)
+    out[1:] += (grid * w).sum(axis=1)
+    return out, q0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_same_law_as_composing_then_regridding(seed):
+    rng = np.random.default_rng(seed)
+    factor = int(rng.choice([2, 3, 4, 5, 6, 7, 9, 12, 27]))
+    count = int(rng.integers(1, 70))
+    law = _smooth_law(rng, int(rng.integers(50, 20_000)), int(rng.integers(-50_000, 50_000)),
+                      p_inf=1e-9)
+    two_step = compose_lattices([(law, count)], tail_mass=1e-20)
+    expected = regrid(LatticePMF(two_step.probs, two_step.offset, two_step.h,
+                                 two_step.shift, two_step.p_inf), factor)
+    got, spill_up, spill_down, numeric = compose_regridded(law, count, factor,
+                                                           tail_mass=1e-20, max_size=2**26)
+    assert got.h == pytest.approx(law.h * factor, rel=1e-15)
+    assert got.shift == expected.shift and got.p_inf == expected.p_inf
+    assert spill_up == two_step.spill_upper and spill_down == two_step.spill_lower
+    lo = min(got.offset, expected.offset)
+    hi = max(got.offset + got.probs.size, expected.offset + expected.probs.size)
+    a = _on((got.probs, got.offset), lo, hi)
+    b = _on((expected.probs, expected.offset), lo, hi)
+    assert abs(a.sum() - b.sum()) < 1e-13
+    assert np.abs(a - b).sum() <= numeric + two_step.numeric_error
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_round_off_estimates_cover_extended_precision_references(seed):
+    """Both paths' round-off bounds hold against a long-double convolution."""
+    rng = np.random.default_rng(100 + seed)
+    factor = int(rng.choice([2, 3, 4, 5, 9]))
+    count = int(rng.integers(3, 10))
+    law = _random_law(rng, int(rng.integers(300, 2000)), int(rng.integers(-500, 500)))
+    exact, q0 = _exact_regridded(law.probs, law.offset, count, factor)
+    fine = compose_lattices([(law, count)], tail_mass=1e-30)
+    two_step = regrid(LatticePMF(fine.probs, fine.offset, fine.h, fine.shift, fine.p_inf),
+                      factor)
+    folded, _, _, numeric = compose_regridded(law, count, factor, tail_mass=1e-30,
+                                              max_size=2**26)
+    lo = min(q0, two_step.offset, folded.offset)
+    hi = max(q0 + exact.size, two_step.offset + two_step.probs.size,
+             folded.offset + folded.probs.size)
+    truth = _on((exact, q0), lo, hi, np.longdouble)
+    for probs, offset, bound in ((two_step.probs, two_step.offset, fine.numeric_error),
+                                 (folded.probs, folded.offset, numeric)):
+        err = float(np.abs(_on((probs, offset), lo, hi) - truth).sum())
+        assert err <= bound, (err, bound)
+
+
+def test_foldable_factors_and_refusals():
+    assert [f for f in range(1, 30) if foldable(f)] == \
+        [2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 18, 20, 21, 24, 25, 27, 28]
+    law = LatticePMF(np.array([0.5, 0.5]), 0, 1.0)
+    with pytest.raises(ValueError, match="prime factor"):
+        compose_regridded(law, 2, 11, tail_mass=1e-12, max_size=2**20)
+    with pytest.raises(ValueError, match="count"):
+        compose_regridded(law, 0, 3, tail_mass=1e-12, max_size=2**20)
