@@ -69,7 +69,7 @@ _MULTI_LEVEL_COUNT = 16384
 #: expected number of tail steps of a split law (engine/core_tail.py)
 _TAIL_STEPS = 8.0
 #: directions are built in parallel threads only below this FFT length (peak memory)
-_PARALLEL_GRID = 2**23
+_PARALLEL_GRID = 2**25
 
 
 @dataclass(frozen=True)

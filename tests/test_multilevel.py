@@ -127,7 +127,7 @@ def test_multi_level_subsampled_is_below_the_renyi_bound():
 
 
 def test_multi_level_subsampled_at_1e8_is_below_the_renyi_bound():
-    """DP-SGD at k = 1e8 (both directions, built one after the other above 2^23 points):
+    """DP-SGD at k = 1e8 (both directions, in two threads below 2^25 points):
     the lower end is below the certified Renyi upper bound, the estimate inside."""
     mech = sp.PoissonSubsampled(sp.Gaussian(1.0), q=0.01)
     k = 10**8
