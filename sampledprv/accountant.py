@@ -37,7 +37,7 @@ import numpy as np
 from . import _validation as v
 from .advice import AdvisedError, Remedy
 from .engine.compose import ComposedPMF, GridTooLargeError, compose_lattices
-from .engine.curve import PrivacyCurve
+from .engine.curve import LatticePoints, PrivacyCurve
 from .engine.discretize import Discretized, discretize, relative_terms
 from .engine.core_tail import split_step, tail_cap, tail_mixture
 from .engine.grid_plan import check_composition, composed_width
@@ -439,7 +439,9 @@ class Accountant(PrivacyAccountant):
                                                 max_size=self.max_grid_size)
             except GridTooLargeError as err:
                 raise self._grid_error(err, k_total, h) from None
-            curve = PrivacyCurve(composed.values, composed.probs, composed.p_inf,
+            curve = PrivacyCurve(LatticePoints(composed.offset, composed.h, composed.shift,
+                                               composed.probs.size),
+                                 composed.probs, composed.p_inf,
                                  eps_min=-(self.eps_error + shift))
             return _DirectionCurve(_Grid.of(composed), min(1.0, outside), hoeffding,
                                    self.eps_error,

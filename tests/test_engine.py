@@ -106,3 +106,31 @@ def test_engine_ffts_round_trip():
     assert spec.shape == (1126,)
     back = irfft(spec, 2250)
     assert np.allclose(back[:1000], x, atol=1e-14) and np.allclose(back[1000:], 0, atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lattice_points_give_the_same_curve_as_stored_points(seed):
+    """PrivacyCurve over LatticePoints (computed on demand) is bit-identical to the curve
+    over the materialized points."""
+    from sampledprv.engine.curve import LatticePoints
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 200_000))
+    offset, h = int(rng.integers(-10**6, 10**6)), float(rng.choice([1e-4, 3e-3, 0.7, 5.0]))
+    shift = float(rng.normal())
+    p = rng.random(n)
+    p /= 1.1 * p.sum()
+    points = LatticePoints(offset, h, shift, n)
+    stored = (offset + np.arange(n)) * h + shift
+    assert np.array_equal(points[:], stored) and points[-1] == stored[-1]
+    eps_min = float(stored[n // 3])
+    a = PrivacyCurve(stored, p, 1e-9, eps_min=eps_min)
+    b = PrivacyCurve(points, p, 1e-9, eps_min=eps_min)
+    assert np.array_equal(a._tail_p, b._tail_p) and np.array_equal(a._log_q, b._log_q)
+    for eps in [eps_min, float(stored[-1]), float(stored[-1]) + 1.0,
+                *map(float, rng.choice(stored[n // 3:], 5))]:
+        assert a.delta(eps) == b.delta(eps) and a.rounding_bound(eps) == b.rounding_bound(eps)
+        assert points.searchsorted(eps) == np.searchsorted(stored, eps, side="right")
+        assert points.searchsorted(eps, "left") == np.searchsorted(stored, eps, side="left")
+    for delta in [1e-12, 1e-5, 0.3]:
+        assert a.epsilon(delta) == b.epsilon(delta)

@@ -66,47 +66,59 @@ def _l1(x: np.ndarray) -> float:
     return 2.0 * sum(float(np.abs(x[i:i + _CHUNK]).sum()) for i in range(0, x.size, _CHUNK))
 
 
+#: frequencies per block of :func:`_fold` (its temporaries stay in the cache)
+_FOLD_BLOCK = 2**15
+
+
 def _fold(spectrum: np.ndarray, n: int, factor: int) -> np.ndarray:
     """``D(k)``, ``k = 0 .. N'/2``, from the half spectrum ``Y(0 .. N/2)`` for the phase
-    ``phi = 0`` (module docstring), by slices: the alias ``j`` covers the frequencies
+    ``phi = 0`` (module docstring).  The alias ``j`` covers the frequencies
     ``m = k + j N'``, read directly (``m <= N/2``) or mirrored (``Y(m) = conj Y(N - m)``);
     with ``theta = pi k / N`` its weight ``T / f`` is
-    ``sin^2(f theta) / (f^2 sin^2(theta + pi j / f))``.  Works on the real and imaginary
-    parts as float pairs, in place (a handful of passes per alias)."""
+    ``sin^2(f theta) / (f^2 sin^2(theta + pi j / f))``.  Works block by block of ``k``
+    on the real and imaginary parts as float pairs (the temporaries stay in the cache)."""
     n_coarse = n // factor
     size = n_coarse // 2 + 1
     half = n // 2
-    theta = (np.pi / n) * np.arange(size)
-    num = np.sin(factor * theta)
-    num *= num
-    num /= factor * factor
-    sin_t = np.sin(theta, out=theta)
-    cos_t = np.sqrt(1.0 - sin_t * sin_t)            # theta <= pi / (2 f): cos >= 0
     pairs = spectrum.view(np.float64).reshape(-1, 2)
     out = np.zeros(size, dtype=np.complex128)
-    acc = out.view(np.float64).reshape(-1, 2)
-    y = np.empty((size, 2))
-    w = np.empty(size)
-    tmp = np.empty(size)
-    for j in range(factor):
-        np.multiply(sin_t, math.cos(math.pi * j / factor), out=w)
-        np.multiply(cos_t, math.sin(math.pi * j / factor), out=tmp)
-        w += tmp
-        np.square(w, out=w)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            np.divide(num, w, out=w)
-        if j == 0:
-            w[0] = 1.0                         # T(0) / f = 1 (the limit at m = 0)
-        a = j * n_coarse                       # frequencies a .. a + size - 1
-        direct = max(0, min(size, half + 1 - a))
-        if direct:
-            np.multiply(pairs[a:a + direct], w[:direct, None], out=y[:direct])
-        if direct < size:                      # mirrored part: N - m runs downwards
-            hi = n - (a + direct)
-            lo = n - (a + size - 1)
-            np.multiply(pairs[lo:hi + 1][::-1], w[direct:, None], out=y[direct:])
-            np.negative(y[direct:, 1], out=y[direct:, 1])      # conjugate
-        acc += y
+    acc_all = out.view(np.float64).reshape(-1, 2)
+    rot = [(math.cos(math.pi * j / factor), math.sin(math.pi * j / factor))
+           for j in range(factor)]
+    block = min(_FOLD_BLOCK, size)
+    y = np.empty((block, 2))
+    w = np.empty(block)
+    tmp = np.empty(block)
+    for k0 in range(0, size, block):
+        k1 = min(k0 + block, size)
+        b = k1 - k0
+        theta = (np.pi / n) * np.arange(k0, k1)
+        num = np.sin(factor * theta)
+        num *= num
+        num /= factor * factor
+        sin_t = np.sin(theta, out=theta)
+        cos_t = np.sqrt(1.0 - sin_t * sin_t)        # theta <= pi / (2 f): cos >= 0
+        acc = acc_all[k0:k1]
+        yb, wb, tb = y[:b], w[:b], tmp[:b]
+        for j, (c_j, s_j) in enumerate(rot):
+            np.multiply(sin_t, c_j, out=wb)
+            np.multiply(cos_t, s_j, out=tb)
+            wb += tb
+            np.square(wb, out=wb)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.divide(num, wb, out=wb)
+            if j == 0 and k0 == 0:
+                wb[0] = 1.0                    # T(0) / f = 1 (the limit at m = 0)
+            a = j * n_coarse + k0              # frequencies a .. a + b - 1
+            direct = max(0, min(b, half + 1 - a))
+            if direct:
+                np.multiply(pairs[a:a + direct], wb[:direct, None], out=yb[:direct])
+            if direct < b:                     # mirrored part: N - m runs downwards
+                hi = n - (a + direct)
+                lo = n - (a + b - 1)
+                np.multiply(pairs[lo:hi + 1][::-1], wb[direct:, None], out=yb[direct:])
+                np.negative(yb[direct:, 1], out=yb[direct:, 1])      # conjugate
+            acc += yb
     return out
 
 

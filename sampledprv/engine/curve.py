@@ -53,10 +53,16 @@ def _tail_sums(values: np.ndarray, probs: np.ndarray, p_inf: float
     rescaled between references by an extended exponential.  Where numpy has no
     extended type, the compensated (Kahan) Numba loop :func:`_tail_sums_kahan` computes
     the same sums."""
+    lattice = isinstance(values, LatticePoints)
+    if lattice and (not _EXTENDED or values.h * _BLOCK * (1.0 + 1e-6) > _SPAN):
+        values, lattice = values.array(), False   # short rows: as for stored points
     if not _EXTENDED:
         return _tail_sums_kahan(values, probs, p_inf)
     n = values.size
-    gap = float(np.max(np.diff(values))) if n > 1 else 0.0
+    if lattice:            # consecutive points differ by h up to roundings: rows of 256
+        gap = values.h
+    else:
+        gap = float(np.max(np.diff(values))) if n > 1 else 0.0
     rowlen = _BLOCK if gap * _BLOCK <= _SPAN else int(_SPAN // gap)
     if rowlen < 16:        # support points tens of nats apart: few of them, plain loop
         return _tail_sums_sparse(values, probs, p_inf)
@@ -76,7 +82,7 @@ def _tail_sums(values: np.ndarray, probs: np.ndarray, p_inf: float
         p = np.zeros(rows * rowlen)
         p[:m] = probs[a:b]
         s = np.full(rows * rowlen, values[b - 1])
-        s[:m] = values[a:b]
+        s[:m] = values.array(a, b) if lattice else values[a:b]
         p, s = p.reshape(rows, rowlen), s.reshape(rows, rowlen)
         ref = s[:, 0].copy()
         # tail_p: row suffix sums plus the exclusive suffix of the row totals
@@ -184,6 +190,72 @@ def _kahan_loop(values, probs, p_inf):  # pragma: no cover - compiled
 _UNIT = float(np.finfo(np.float64).eps)
 
 
+class LatticePoints:
+    """The sorted points ``(offset + j) h + shift``, ``j = 0 .. size - 1``, computed on
+    demand instead of stored (the same float operations as
+    :attr:`~sampledprv.engine.compose.ComposedPMF.values`, so the same numbers).
+
+    Supports what :class:`PrivacyCurve` and :func:`_tail_sums` need: ``size``, integer
+    and contiguous-slice indexing, and :meth:`searchsorted`."""
+
+    __slots__ = ("offset", "h", "shift", "size")
+
+    def __init__(self, offset: int, h: float, shift: float, size: int) -> None:
+        if not (h > 0 and math.isfinite(h)):
+            raise ValueError(f"h must be positive and finite, got {h}")
+        self.offset, self.h, self.shift, self.size = int(offset), float(h), float(shift), \
+            int(size)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self.size)
+            if step != 1:
+                raise IndexError("LatticePoints supports contiguous slices only")
+            if start == 0 and stop == self.size:
+                return (self.offset + np.arange(self.size)) * self.h + self.shift
+            return LatticePoints(self.offset + start, self.h, self.shift,
+                                 max(stop - start, 0))
+        j = int(key)
+        if j < 0:
+            j += self.size
+        if not 0 <= j < self.size:
+            raise IndexError(f"index {key} out of range for {self.size} points")
+        return float(np.float64(self.offset + j) * self.h + self.shift)
+
+    def array(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """The points ``start .. stop - 1`` as an array."""
+        stop = self.size if stop is None else stop
+        return (self.offset + np.arange(start, stop)) * self.h + self.shift
+
+    def searchsorted(self, x: float, side: str = "right") -> int:
+        """``numpy.searchsorted`` of the materialized points (exact: the guess from the
+        formula is corrected against the computed points)."""
+        if self.size == 0:
+            return 0
+        guess = int(np.clip(math.floor((x - self.shift) / self.h) - self.offset, -1,
+                            self.size)) if math.isfinite(x) else (self.size if x > 0 else 0)
+
+        def before(j: int) -> bool:         # does point j come before x?
+            v = self[j]
+            return v <= x if side == "right" else v < x
+
+        j = max(0, min(guess, self.size))
+        while j > 0 and not before(j - 1):
+            j -= 1
+        while j < self.size and before(j):
+            j += 1
+        return j
+
+
+def _searchsorted(values, x: float, side: str = "right") -> int:
+    if isinstance(values, LatticePoints):
+        return values.searchsorted(x, side)
+    return int(np.searchsorted(values, x, side=side))
+
+
 class PrivacyCurve:
     r"""Exact ``delta(eps)`` and ``eps(delta)`` of a lattice sub-probability measure.
 
@@ -193,8 +265,9 @@ class PrivacyCurve:
 
     Parameters
     ----------
-    values : numpy.ndarray
-        Sorted (increasing) finite support points.
+    values : numpy.ndarray or LatticePoints
+        Sorted (increasing) finite support points (a :class:`LatticePoints` for a
+        lattice law: the points are then computed on demand, never stored).
     probs : numpy.ndarray
         Their non-negative masses.
     p_inf : float
@@ -203,17 +276,18 @@ class PrivacyCurve:
         Smallest ``eps`` that will be queried.
     """
 
-    def __init__(self, values: np.ndarray, probs: np.ndarray, p_inf: float,
-                 eps_min: float = -1.0) -> None:
-        values = np.asarray(values, dtype=np.float64)
-        i0 = int(np.searchsorted(values, eps_min, side="right"))
+    def __init__(self, values: "np.ndarray | LatticePoints", probs: np.ndarray,
+                 p_inf: float, eps_min: float = -1.0) -> None:
+        if not isinstance(values, LatticePoints):
+            values = np.ascontiguousarray(values, dtype=np.float64)
+        i0 = _searchsorted(values, eps_min, side="right")
         self.values = values[i0:]
         p = np.asarray(probs, dtype=np.float64)[i0:]
         self.p_inf = float(p_inf)
         self.eps_min = float(eps_min)
         # tail_p[j] = p_inf + sum_{i >= j} p_i ; log_q[j] = log sum_{i >= j} p_i e^{-s_i}
-        self._tail_p, self._log_q = _tail_sums(np.ascontiguousarray(self.values),
-                                               np.ascontiguousarray(p), self.p_inf)
+        self._tail_p, self._log_q = _tail_sums(self.values, np.ascontiguousarray(p),
+                                               self.p_inf)
 
     def _delta_at(self, j: int) -> float:
         """``delta(s_j)``, non-increasing in ``j`` (evaluated on demand: a table of it
@@ -225,7 +299,7 @@ class PrivacyCurve:
         """``p_inf + sum_{s > eps} p (1 - exp(eps - s))``."""
         if eps < self.eps_min:
             raise ValueError(f"eps={eps} is below this curve's eps_min={self.eps_min}")
-        j = int(np.searchsorted(self.values, eps, side="right"))
+        j = _searchsorted(self.values, eps, side="right")
         if j >= self.values.size:
             return self.p_inf
         d = self._tail_p[j] - np.exp(eps + self._log_q[j])
@@ -245,7 +319,7 @@ class PrivacyCurve:
         round-off: it is absolute, and relative to the tail mass beyond ``eps`` (about
         ``1e-13`` times :math:`\delta` where only the mass at :math:`+\infty` is
         left)."""
-        j = int(np.searchsorted(self.values, eps, side="right"))
+        j = _searchsorted(self.values, eps, side="right")
         if j >= self.values.size:
             return 0.0                      # delta is the stored p_inf itself
         lq = float(self._log_q[j])

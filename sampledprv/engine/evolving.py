@@ -382,7 +382,13 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
     if len(rest) >= 2 and big:
         pre = compose_lattices(rest, tail_mass=tails.get(top_level, tail_mass),
                                max_size=max_size)
-        tv_error += 2.0 * (pre.spill_upper + pre.spill_lower) + pre.numeric_error
+        # the errors of the rest's law reach the result through a convolution with the
+        # widest item's copies, a measure of mass |law|^c: total variation scales by it
+        # (the rest holds W, of mass about e^{expected tail steps})
+        carrier = 1.0
+        for law, c in big:
+            carrier *= min(1.0, float(law.probs.sum()) + law.p_inf) ** c
+        tv_error += carrier * (2.0 * (pre.spill_upper + pre.spill_lower) + pre.numeric_error)
         outer = big + [(_as_lattice(pre), 1)]
     composed = compose_lattices(outer, tail_mass=tail_mass, max_size=max_size)
     return composed, tv_error

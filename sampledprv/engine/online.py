@@ -51,7 +51,7 @@ from functools import lru_cache
 import numpy as np
 
 from .compose import _EPS, _power
-from .curve import PrivacyCurve
+from .curve import LatticePoints, PrivacyCurve
 from .fft import irfft, rfft
 from .lattice import LatticePMF, _logsumexp_rows
 
@@ -378,8 +378,8 @@ class OnlineComposition:
         if st["curve"] is None and st["queries"] > _MATERIALIZE_AFTER:
             arr = irfft(self.spectrum, self.n)
             probs = np.clip(np.roll(arr, -st["c"]), 0.0, None)
-            values = (st["a"] + np.arange(self.n)) * self.h + self.shift
-            st["curve"] = PrivacyCurve(values, probs, self.p_inf, eps_min=self.eps_min)
+            st["curve"] = PrivacyCurve(LatticePoints(st["a"], self.h, self.shift, self.n),
+                                       probs, self.p_inf, eps_min=self.eps_min)
         return st["curve"]
 
     def delta(self, eps: float) -> float:
