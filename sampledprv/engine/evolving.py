@@ -156,19 +156,23 @@ def plan_cost(plan: LevelPlan, counts: Sequence[int], width, extra_width: float 
     cost = 0.0
     largest = 0
 
-    def fft(pts: float, mults: int, items: int = 1) -> None:
-        # one forward transform per distinct law, one inverse, log2(mults) products
+    def fft(pts: float, mults: int, items: int = 1, factor: int = 1) -> None:
+        # one forward transform per distinct law, log2(mults) products and one inverse;
+        # a level regridded by a foldable factor f folds its spectrum (about 0.2 of a
+        # transform) and transforms back on pts / f points (engine/compose_regrid.py)
         nonlocal cost, largest
         largest = max(largest, int(pts))
-        cost += pts * (0.5 * (items + 1) + math.log2(mults + 1) / 11.0)
+        back = 0.2 + 0.5 / factor if foldable(factor) else 0.5
+        cost += pts * (0.5 * items + back + math.log2(mults + 1) / 11.0)
 
     for i in range(1, plan.levels + 1):
-        fft(width(n[i]) / meshes[i - 1], plan.arities[i - 1])
+        fft(width(n[i]) / meshes[i - 1], plan.arities[i - 1], factor=plan.factors[i - 1])
     if plan.partial_remainders:
         for count in counts:
             for j, mult in plan.decompose(count).items():
                 if j < plan.levels and mult > 1:
-                    fft(width(mult * n[j]) / meshes[j], mult)
+                    fft(width(mult * n[j]) / meshes[j], mult,
+                        factor=int(round(meshes[-1] / meshes[j])))
     top = plan.top_terms(counts)
     below = {j for c in counts for j in plan.decompose(c) if j < plan.levels}
     items = 1 + len(below) + (1 if extra_width else 0)

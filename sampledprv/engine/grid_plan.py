@@ -29,7 +29,7 @@ from ..prv.loss_distribution import LossDistribution
 from .compose import GridTooLargeError, _chernoff_window
 from .discretize import discretize
 from .fft import next_fast_len
-from .lattice import LatticePMF
+from .lattice import LatticePMF, _logsumexp_rows
 
 #: points of the coarse lattice used for the prediction
 _COARSE_POINTS = 2048
@@ -101,19 +101,36 @@ def law_shape(dist: LossDistribution, tau: float) -> tuple[float, float]:
 
 def composed_width(pmfs: Sequence[LatticePMF], n_max: int, tail: float = 1e-17):
     """``width(n)``: the Chernoff window (loss units) of the ``n``-fold composition of
-    the widest of ``pmfs`` (coarse lattices), from exact evaluations at ``n = 4^e`` up to
+    the widest of ``pmfs`` (coarse lattices), from evaluations at ``n = 4^e`` up to
     ``n_max`` interpolated linearly in ``log2 n`` (for the multi-level planner's cost
-    model)."""
-    table: list[float] = []
+    model).  Each law's log-MGF is evaluated once, on a grid of ``lambda`` wide enough
+    for every ``n`` (the ``n``-fold log-MGF is ``n`` times it)."""
+    log_tail = math.log(tail)
+    ns = []
     for e in range(0, 64, 2):
-        n = 2 ** e
-        w = 0.0
-        for pmf in pmfs:
-            lo, hi, _ = _chernoff_window([(pmf, n)], math.log(tail))
-            w = max(w, hi - lo + 2 * pmf.h)
-        table.append(w)
-        if n > 2 * n_max:
+        ns.append(2 ** e)
+        if ns[-1] > 2 * n_max:
             break
+    table = [0.0] * len(ns)
+    for pmf in pmfs:
+        pts, logp = pmf.two_point_blocks()
+        if pts.size == 0:
+            continue
+        w = np.exp(logp - logp.max())
+        w /= w.sum()
+        mean = float(np.dot(w, pts))
+        sd = max(math.sqrt(float(np.dot(w, (pts - mean) ** 2))), pmf.h)
+        lo_support, hi_support = float(pts.min()), float(pts.max())
+        lam = np.geomspace(1e-3 / (sd * math.sqrt(ns[-1])), 1e3 / sd, 96)
+        log_m_pos = _logsumexp_rows(logp, lam, pts)
+        log_m_neg = _logsumexp_rows(logp, -lam, pts)
+        for i, n in enumerate(ns):
+            with np.errstate(invalid="ignore"):
+                upper = float(np.min((n * log_m_pos - log_tail) / lam))
+                lower = float(-np.min((n * log_m_neg - log_tail) / lam))
+            upper = min(max(upper, n * mean), n * hi_support)
+            lower = max(min(lower, n * mean), n * lo_support)
+            table[i] = max(table[i], upper - lower + 2 * pmf.h)
     table.append(2.0 * table[-1] - table[-2] if len(table) > 1 else table[-1])
 
     def width(n: float) -> float:
