@@ -157,9 +157,14 @@ def _composed_p_inf(components: Sequence[tuple[LatticePMF, int]]) -> tuple[float
     return p_inf, float(p_inf * rel * _EPS)
 
 
+#: spectrum entries per block of :func:`_power` (every squaring of a block happens while
+#: it is in the cache: one pass over memory instead of one per squaring)
+_POWER_BLOCK = 2**15
+
+
 def _power(phi: np.ndarray, c: int) -> np.ndarray:
-    """``phi ** c`` for an integer ``c >= 1`` by binary exponentiation, overwriting
-    ``phi`` (the caller's fresh spectrum) so that one more array is needed at most.
+    """``phi ** c`` for an integer ``c >= 1`` by binary exponentiation, block by block
+    and in place (``phi``, the caller's fresh spectrum, is overwritten and returned).
 
     Entries with ``|phi|^c`` below the smallest normal double are set to zero before
     being powered (for a spread-out distribution that is almost all of them, and
@@ -167,20 +172,28 @@ def _power(phi: np.ndarray, c: int) -> np.ndarray:
     if c == 1:
         return phi
     threshold = np.exp(-700.0 / c)
-    for i in range(0, phi.size, _CHUNK):                   # no full-length temporaries
-        block = phi[i:i + _CHUNK]
+    scratch = np.empty(min(_POWER_BLOCK, phi.size), dtype=phi.dtype)
+    for i in range(0, phi.size, _POWER_BLOCK):
+        block = phi[i:i + _POWER_BLOCK]
         block[np.abs(block) < threshold] = 0.0
-    return _binary_power(phi, c)
+        result = _binary_power(block, c, scratch[:block.size])
+        if result is not block:
+            block[...] = result
+    return phi
 
 
-def _binary_power(base: np.ndarray, c: int) -> np.ndarray:
-    """``base ** c`` (``c >= 1``), squaring ``base`` in place (``base`` is overwritten; a
-    power of two needs no second array)."""
+def _binary_power(base: np.ndarray, c: int, scratch: np.ndarray) -> np.ndarray:
+    """``base ** c`` (``c >= 1``), squaring ``base`` in place; the result is ``base``
+    itself (a power of two) or ``scratch`` (``base`` is overwritten either way)."""
     result = None
     while c:
         if c & 1:
             if result is None:
-                result = base if c == 1 else base.copy()    # last bit: base is done
+                if c == 1:
+                    result = base                  # last bit: base is done
+                else:
+                    scratch[...] = base
+                    result = scratch
             else:
                 np.multiply(result, base, out=result)
         c >>= 1
