@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -122,11 +124,25 @@ def test_lattice_points_give_the_same_curve_as_stored_points(seed):
     p /= 1.1 * p.sum()
     points = LatticePoints(offset, h, shift, n)
     stored = (offset + np.arange(n)) * h + shift
-    assert np.array_equal(points[:], stored) and points[-1] == stored[-1]
+    assert np.array_equal(points.array(), stored) and points[-1] == stored[-1]
+    assert np.array_equal(points[5:9].array(), stored[5:9])
     eps_min = float(stored[n // 3])
     a = PrivacyCurve(stored, p, 1e-9, eps_min=eps_min)
     b = PrivacyCurve(points, p, 1e-9, eps_min=eps_min)
-    assert np.array_equal(a._tail_p, b._tail_p) and np.array_equal(a._log_q, b._log_q)
+    m = n - n // 3 - 1
+    for j in {0, 1, m // 2, m - 1, m, *map(int, rng.integers(0, m + 1, 20))}:
+        assert a._tails.at(j) == b._tails.at(j)
+        tail_p, log_q = b._tails.at(j)
+        kept = p[np.searchsorted(stored, eps_min, side="right"):]
+        exact_p = math.fsum([1e-9, *kept[j:]])
+        assert abs(tail_p - exact_p) <= 1e-13 * exact_p
+        if j < kept.size:
+            s_kept = stored[stored.size - kept.size:]
+            top = float(s_kept[j])
+            exact_q = math.fsum(kept[j:] * np.exp(top - s_kept[j:]))   # e^{top} sum p e^{-s}
+            # log_q is exact to a few ulps of its own size (PrivacyCurve.rounding_bound)
+            tol = 1e-13 + 8 * np.finfo(float).eps * (abs(log_q) + abs(top))
+            assert abs(math.exp(log_q + top) - exact_q) <= tol * exact_q
     for eps in [eps_min, float(stored[-1]), float(stored[-1]) + 1.0,
                 *map(float, rng.choice(stored[n // 3:], 5))]:
         assert a.delta(eps) == b.delta(eps) and a.rounding_bound(eps) == b.rounding_bound(eps)
