@@ -150,8 +150,11 @@ def compose_regridded(pmf: LatticePMF, count: int, factor: int, *, tail_mass: fl
     # start the input r < f points early so that the composed circle's position 0 is a
     # coarse point (the input then starts on a multiple of f: the phase is 0)
     r = comp.offset % factor
-    x = np.zeros(comp.probs.size + r)
-    x[r:] = comp.probs
+    if r:
+        x = np.zeros(comp.probs.size + r)
+        x[r:] = comp.probs
+    else:
+        x = comp.probs
     spectrum = _power(rfft(x, n), count)
     del x
     fine_l1 = _l1(spectrum)
