@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from ..advice import AdvisedError, Remedy
-from .lattice import LatticePMF, _logsumexp_rows
+from .lattice import LatticePMF, _logsumexp_rows, block_moments
 from .fft import irfft, next_fast_len, rfft
 
 _EPS = np.finfo(np.float64).eps
@@ -91,10 +91,9 @@ def _chernoff_window(components: Sequence[tuple[LatticePMF, int]],
         pts, logp = pmf.two_point_blocks()
         if pts.size == 0:
             continue
-        w = np.exp(logp - logp.max())
-        mean = float(np.dot(w, pts) / w.sum())
+        mean, var = block_moments(pts, logp)
         total_mean += c * mean
-        total_var += c * float(np.dot(w, (pts - mean) ** 2) / w.sum())
+        total_var += c * var
         lo_support += c * float(pts.min())
         hi_support += c * float(pts.max())
         coarse.append((pts, logp, c))
@@ -202,6 +201,30 @@ def _binary_power(base: np.ndarray, c: int, scratch: np.ndarray) -> np.ndarray:
     return result
 
 
+#: factor on the first-order FFT round-off estimate: against extended-precision
+#: references that estimate was exceeded by up to 20% on spiky laws (350 random laws,
+#: smooth ones reached 0.54 of it; tests/test_compose_regrid.py)
+_ROUNDOFF_SAFETY = 1.5
+
+
+def _spectral_l1(spectrum: np.ndarray) -> float:
+    """``sum |Y|`` over the full Hermitian spectrum of a half spectrum (chunked)."""
+    return 2.0 * sum(float(np.abs(spectrum[i:i + _CHUNK]).sum())
+                     for i in range(0, spectrum.size, _CHUNK))
+
+
+def _circular_window(res: np.ndarray, start: int, width: int) -> np.ndarray:
+    """A copy of ``width`` consecutive entries of the circular array ``res`` from
+    ``start`` (at most one wrap), negatives from round-off clipped to zero."""
+    stop = start + width
+    if stop <= res.size:
+        out = res[start:stop].copy()
+    else:
+        out = np.concatenate([res[start:], res[:stop - res.size]])
+    np.clip(out, 0.0, None, out=out)
+    return out
+
+
 def inverse_with_roundoff(spectrum: np.ndarray, n: int, products: int
                           ) -> tuple[np.ndarray, float]:
     """Inverse real FFT of a composed spectrum and the estimated bound on the total
@@ -212,16 +235,12 @@ def inverse_with_roundoff(spectrum: np.ndarray, n: int, products: int
     estimated from the spectrum's magnitude (1.5 times the first-order estimate
     ``(products + 2) eps log2(n) |Y|_1 / sqrt(n)``), and never below the negative mass
     the inverse FFT produced."""
-    spectral_l1 = 2.0 * sum(float(np.abs(spectrum[i:i + _CHUNK]).sum())
-                            for i in range(0, spectrum.size, _CHUNK))
+    spectral_l1 = _spectral_l1(spectrum)
     res = irfft(spectrum, n)
     negative = float(-res[res < 0].sum())
     depth = max(np.log2(n), 1.0)              # a 1-point grid still rounds its powers
-    # 1.5 times the first-order estimate: against extended-precision references that
-    # estimate was exceeded by up to 20% on spiky laws (350 random laws, smooth ones
-    # reached 0.54 of it; tests/test_compose_regrid.py)
-    return res, max(2.0 * negative,
-                    1.5 * (products + 2) * _EPS * depth * spectral_l1 / np.sqrt(n))
+    return res, max(2.0 * negative, _ROUNDOFF_SAFETY * (products + 2) * _EPS * depth
+                    * spectral_l1 / np.sqrt(n))
 
 
 def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
@@ -275,14 +294,8 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
     numeric_error += p_inf_error
 
     # the window is a contiguous run of the circular array (at most one wrap)
-    start = (n_lo - origin) % n_fft
-    stop = start + width
-    if stop <= n_fft:
-        probs = res[start:stop].copy()
-    else:
-        probs = np.concatenate([res[start:], res[:stop - n_fft]])
+    probs = _circular_window(res, (n_lo - origin) % n_fft, width)
     del res
-    np.clip(probs, 0.0, None, out=probs)
     return ComposedPMF(probs=probs, offset=n_lo, h=h, shift=shift, p_inf=p_inf,
                        spill_upper=spill_up, spill_lower=spill_down,
                        numeric_error=numeric_error)

@@ -27,7 +27,7 @@ mass of the composition; the spill bounds still count all mass outside the fine
 window).  Round-off: the fine path's estimate for ``Y`` (each coarse mass is a
 combination of fine masses with weights summing to one, so the total absolute error does
 not grow) plus the same kind of estimate for the fold and the short inverse transform,
-both times ``_SAFETY = 1.5`` (over 350 random laws, spiky and smooth, the errors
+both times ``compose._ROUNDOFF_SAFETY = 1.5`` (over 350 random laws, spiky and smooth, the errors
 measured against extended-precision references reached 1.02 times the plain sum).
 """
 
@@ -37,18 +37,14 @@ import math
 
 import numpy as np
 
-from .compose import (_CHUNK, _EPS, GridTooLargeError, _chernoff_window, _composed_p_inf,
-                      _power)
+from .compose import (_EPS, _ROUNDOFF_SAFETY, GridTooLargeError, _chernoff_window,
+                      _circular_window, _composed_p_inf, _power, _spectral_l1)
 from .fft import irfft, next_fast_len, rfft
 from .lattice import LatticePMF
 
-#: factor on the first-order round-off estimate (errors measured against
-#: extended-precision references reached 1.02 times it; tests/test_compose_regrid.py)
-_SAFETY = 1.5
-#: regridding factors whose prime factors are at most this are folded in the frequency
-#: domain (the FFT length is a multiple of the factor; pocketfft has fast passes for
-#: these primes)
-_LARGEST_PRIME = 7
+#: regridding factors made of these primes only are folded in the frequency domain (the
+#: FFT length is a multiple of the factor; pocketfft has fast passes for these primes)
+_FOLD_PRIMES = (2, 3, 5, 7)
 
 
 def foldable(factor: int) -> bool:
@@ -56,14 +52,10 @@ def foldable(factor: int) -> bool:
     f = int(factor)
     if f < 2:
         return False
-    for p in (2, 3, 5, 7):
+    for p in _FOLD_PRIMES:
         while f % p == 0:
             f //= p
     return f == 1
-
-
-def _l1(x: np.ndarray) -> float:
-    return 2.0 * sum(float(np.abs(x[i:i + _CHUNK]).sum()) for i in range(0, x.size, _CHUNK))
 
 
 #: frequencies per block of :func:`_fold` (its temporaries stay in the cache)
@@ -131,7 +123,7 @@ def compose_regridded(pmf: LatticePMF, count: int, factor: int, *, tail_mass: fl
     the fine window (upper, lower) and the bound on the total absolute round-off."""
     factor, count = int(factor), int(count)
     if not foldable(factor):
-        raise ValueError(f"factor={factor} has a prime factor above {_LARGEST_PRIME}")
+        raise ValueError(f"factor={factor} has a prime factor above {_FOLD_PRIMES[-1]}")
     if count < 1:
         raise ValueError(f"count must be >= 1, got {count}")
     comp = pmf.trimmed()
@@ -157,26 +149,22 @@ def compose_regridded(pmf: LatticePMF, count: int, factor: int, *, tail_mass: fl
         x = comp.probs
     spectrum = _power(rfft(x, n), count)
     del x
-    fine_l1 = _l1(spectrum)
+    fine_l1 = _spectral_l1(spectrum)
     origin = count * (comp.offset - r)         # fine index of circular position 0
     folded = _fold(spectrum, n, factor)
     del spectrum
-    coarse_l1 = _l1(folded)
+    coarse_l1 = _spectral_l1(folded)
     res = irfft(folded, n_coarse)
     del folded
     negative = float(-res[res < 0].sum())
-    rounding = _SAFETY * ((count + 2) * _EPS * max(math.log2(n), 1.0) * fine_l1 / math.sqrt(n)
-                          + (8.0 + math.log2(max(n_coarse, 2))) * _EPS * coarse_l1
-                          / math.sqrt(n_coarse))
+    rounding = _ROUNDOFF_SAFETY * (
+        (count + 2) * _EPS * max(math.log2(n), 1.0) * fine_l1 / math.sqrt(n)
+        + (8.0 + math.log2(max(n_coarse, 2))) * _EPS * coarse_l1 / math.sqrt(n_coarse))
     numeric = max(2.0 * negative, rounding) + p_inf_error
 
     q_origin = origin // factor                # coarse index of circular position 0
-    start = (q_lo - q_origin) % n_coarse
-    stop = start + (q_hi - q_lo + 1)
-    probs = res[start:stop].copy() if stop <= n_coarse else \
-        np.concatenate([res[start:], res[:stop - n_coarse]])
+    probs = _circular_window(res, (q_lo - q_origin) % n_coarse, q_hi - q_lo + 1)
     del res
-    np.clip(probs, 0.0, None, out=probs)
     law = LatticePMF(probs=probs, offset=q_lo, h=h * factor, shift=count * comp.shift,
                      p_inf=p_inf).trimmed()
     return law, spill_up, spill_down, numeric

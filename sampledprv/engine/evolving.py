@@ -363,10 +363,10 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
                 outer.append((laws[j], mult))
                 continue
             law = laws[j]
-            if not plan.partial_remainders:
-                outer.append((regrid(law, int(round(meshes[-1] / meshes[j]))), mult))
-                continue
             to_top = int(round(meshes[-1] / meshes[j]))
+            if not plan.partial_remainders:
+                outer.append((regrid(law, to_top), mult))
+                continue
             if mult > 1:                              # the remainder's partial node
                 law, spill_up, spill_down, numeric = _compose_then_regrid(
                     law, mult, to_top, tails[j + 1], max_size)
@@ -379,21 +379,18 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
     # the remainder nodes and the extra laws are narrow next to the top node's copies:
     # compose them first on their own (shorter) window, so that the top FFT transforms
     # two laws instead of one per item (plan_cost counts it so)
-    top_mesh = meshes[-1]
     widest = max(range(len(outer)), key=lambda i: outer[i][1] * outer[i][0].probs.size)
-    big = [outer[widest]]
-    rest = [item for i, item in enumerate(outer) if i != widest]
-    if len(rest) >= 2 and big:
+    rest = outer[:widest] + outer[widest + 1:]
+    if len(rest) >= 2:
         pre = compose_lattices(rest, tail_mass=tails.get(top_level, tail_mass),
                                max_size=max_size)
         # the errors of the rest's law reach the result through a convolution with the
         # widest item's copies, a measure of mass |law|^c: total variation scales by it
         # (the rest holds W, of mass about e^{expected tail steps})
-        carrier = 1.0
-        for law, c in big:
-            carrier *= min(1.0, float(law.probs.sum()) + law.p_inf) ** c
+        law, c = outer[widest]
+        carrier = min(1.0, float(law.probs.sum()) + law.p_inf) ** c
         tv_error += carrier * (2.0 * (pre.spill_upper + pre.spill_lower) + pre.numeric_error)
-        outer = big + [(_as_lattice(pre), 1)]
+        outer = [outer[widest], (_as_lattice(pre), 1)]
     composed = compose_lattices(outer, tail_mass=tail_mass, max_size=max_size)
     return composed, tv_error
 

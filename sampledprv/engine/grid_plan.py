@@ -29,7 +29,7 @@ from ..prv.loss_distribution import LossDistribution
 from .compose import GridTooLargeError, _chernoff_window
 from .discretize import discretize
 from .fft import next_fast_len
-from .lattice import LatticePMF, _logsumexp_rows
+from .lattice import LatticePMF, _logsumexp_rows, block_moments
 
 #: points of the coarse lattice used for the prediction
 _COARSE_POINTS = 2048
@@ -93,10 +93,7 @@ def law_shape(dist: LossDistribution, tau: float) -> tuple[float, float]:
     pts, logp = pmf.two_point_blocks()
     if pts.size == 0:
         return width, 0.0
-    w = np.exp(logp - logp.max())
-    w /= w.sum()
-    mean = float(np.dot(w, pts))
-    return width, float(np.sqrt(np.dot(w, (pts - mean) ** 2)))
+    return width, math.sqrt(block_moments(pts, logp)[1])
 
 
 def composed_width(pmfs: Sequence[LatticePMF], n_max: int, tail: float = 1e-17):
@@ -116,10 +113,8 @@ def composed_width(pmfs: Sequence[LatticePMF], n_max: int, tail: float = 1e-17):
         pts, logp = pmf.two_point_blocks()
         if pts.size == 0:
             continue
-        w = np.exp(logp - logp.max())
-        w /= w.sum()
-        mean = float(np.dot(w, pts))
-        sd = max(math.sqrt(float(np.dot(w, (pts - mean) ** 2))), pmf.h)
+        mean, var = block_moments(pts, logp)
+        sd = max(math.sqrt(var), pmf.h)
         lo_support, hi_support = float(pts.min()), float(pts.max())
         lam = np.geomspace(1e-3 / (sd * math.sqrt(ns[-1])), 1e3 / sd, 96)
         log_m_pos = _logsumexp_rows(logp, lam, pts)

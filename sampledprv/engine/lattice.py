@@ -101,6 +101,15 @@ class LatticePMF:
         return LatticePMF(self.probs[lo:hi], self.offset + lo, self.h, self.shift, self.p_inf)
 
 
+def block_moments(pts: np.ndarray, logp: np.ndarray) -> tuple[float, float]:
+    """Mean and variance of the coarse law ``(pts, exp(logp))`` of
+    :meth:`LatticePMF.two_point_blocks` (normalized; ``pts`` not empty)."""
+    w = np.exp(logp - logp.max())
+    total = w.sum()
+    mean = float(np.dot(w, pts) / total)
+    return mean, float(np.dot(w, (pts - mean) ** 2) / total)
+
+
 #: columns per pass of :func:`_logsumexp_rows` (bounds its temporary to 37 x 2^15 doubles)
 _LSE_CHUNK = 2**15
 
