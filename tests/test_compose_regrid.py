@@ -75,9 +75,17 @@ def test_same_law_as_composing_then_regridding(seed):
     assert np.abs(a - b).sum() <= numeric + two_step.numeric_error
 
 
+@pytest.mark.parametrize("four_step", [False, True])
 @pytest.mark.parametrize("seed", range(16))
-def test_round_off_estimates_cover_extended_precision_references(seed):
-    """Both paths' round-off bounds hold against a long-double convolution."""
+def test_round_off_estimates_cover_extended_precision_references(seed, four_step,
+                                                                  monkeypatch):
+    """Both paths' round-off bounds hold against a long-double convolution, with numpy's
+    one-dimensional transforms and with the four-step ones (forced down to 64 points;
+    by default they take over from 2^21)."""
+    from sampledprv.engine import fft
+
+    if four_step:
+        monkeypatch.setattr(fft, "_FOUR_STEP_MIN", 64)
     rng = np.random.default_rng(100 + seed)
     factor = int(rng.choice([2, 3, 4, 5, 9]))
     count = int(rng.integers(3, 10))

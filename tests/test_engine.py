@@ -110,6 +110,48 @@ def test_engine_ffts_round_trip():
     assert np.allclose(back[:1000], x, atol=1e-14) and np.allclose(back[1000:], 0, atol=1e-14)
 
 
+@pytest.mark.parametrize("n", [64, 96, 200, 1000, 4096, 6000, 30000, 102400, 2**21 + 2**19])
+def test_four_step_ffts_equal_numpy(monkeypatch, n):
+    """The four-step transforms (forced down to 64 points here; by default from 2^21)
+    agree with numpy's one-dimensional ones within a few ulps of the spectrum's scale,
+    for padded, exact and truncated inputs, and keep the spectrum's shape and the
+    ``irfft`` conventions (imaginary parts of ``X_0`` and ``X_(n/2)`` ignored)."""
+    from sampledprv.engine import fft
+
+    monkeypatch.setattr(fft, "_FOUR_STEP_MIN", 64)
+    split = fft._four_step_split(n)
+    assert split is not None and split[0] * split[1] == n
+    rng = np.random.default_rng(n)
+    for size in (7, n // 3, n, n + 5):
+        x = rng.random(size) ** 3
+        ours, ref = fft.rfft(x, n), np.fft.rfft(x, n)
+        assert ours.shape == ref.shape
+        assert np.abs(ours - ref).max() <= 2e-15 * x.sum()
+        spec = ref + 1j * rng.normal(size=ref.size) * 1e-3   # X_0, X_(n/2) not real
+        back, back_ref = fft.irfft(spec, n), np.fft.irfft(spec, n)
+        assert back.shape == (n,)
+        assert np.abs(back - back_ref).max() <= 2e-15 * np.abs(spec).sum() / n * 4
+    # lengths without an even split fall back to numpy (identical results)
+    odd = 3 * 5**4
+    assert fft._four_step_split(odd) is None
+    x = rng.random(100)
+    assert np.array_equal(fft.rfft(x, odd), np.fft.rfft(x, odd))
+
+
+def test_four_step_twiddles_are_correctly_rounded():
+    from sampledprv.engine.fft import _unit_roots
+
+    import mpmath
+
+    n = 24_883_200
+    m = np.arange(0, n, 99_991)
+    w = _unit_roots(m, n, -1.0)
+    with mpmath.workdps(40):
+        ref = np.array([complex(mpmath.expjpi(-2 * mpmath.mpf(int(j)) / n)) for j in m])
+    # each part rounded once from the extended-precision value: at most about an ulp
+    assert np.abs(w - ref).max() <= 2.3e-16
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_lattice_points_give_the_same_curve_as_stored_points(seed):
     """PrivacyCurve over LatticePoints (computed on demand) is bit-identical to the curve

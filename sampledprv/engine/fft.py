@@ -11,24 +11,166 @@ time here.
 Transforms of length ``n`` are fast when ``n`` has only the prime factors 2, 3 and 5;
 :func:`next_fast_len` returns the smallest such length at or above a target (the
 lengths ``scipy.fft.next_fast_len(n, real=True)`` returns).
+
+Long transforms (``n >= 2^21``) use the four-step algorithm on an ``n1 x n2`` array
+(``n = n1 n2``, ``n1`` about 1,000): ``n2`` real transforms of length ``n1`` down the
+columns, the twiddle factors ``exp(-+2 pi i k1 t2 / n)``, ``n1 / 2 + 1`` complex
+transforms of length ``n2`` along the rows, and one blocked transposition to the
+natural order.  With ``t = t1 n2 + t2`` and ``k = k1 + n1 k2``,
+
+``X_k = sum_t2 w_n2^(t2 k2) [w_n^(t2 k1) sum_t1 x_(t1 n2 + t2) w_n1^(t1 k1)]``,
+
+and the inverse runs the same steps backwards.  The sums are the same butterflies as a
+one-dimensional transform plus one twiddle product (each twiddle a product of two
+correctly rounded table entries), so the round-off estimate of
+:func:`~sampledprv.engine.compose.inverse_with_roundoff` covers it (its ``+ 2`` counts the
+twiddle; ``tests/test_compose_regrid.py`` checks both algorithms against long-double
+references).  Why: pocketfft allocates a scratch array of the transform's length on every
+call; above glibc's 32 MiB ``mmap`` threshold that is fresh memory every time, and on
+this project's machines the kernel's page faults on it cost as much as the arithmetic
+(0.3-0.9 s of system time for one ``2.5e7``-point transform).  The short transforms'
+scratch is reused from the heap, and their columns stay in the cache: the ``2.5e7``-point
+forward transform went from 0.75-1.4 s to 0.45-0.6 s.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+#: transforms of at least this many points use the four-step algorithm
+_FOUR_STEP_MIN = 2**21
+#: preferred length of the four-step's first (column) transforms
+_COLUMN_LENGTH = 1000
+#: rows per block of the transposition to natural order
+_BLOCK_ROWS = 64
+
+
+def _four_step_split(n: int) -> tuple[int, int] | None:
+    """``(n1, n2)`` with ``n1 n2 = n``, both even, ``n2 >= 4``, ``n1`` the divisor
+    closest to ``_COLUMN_LENGTH`` (in ratio) in ``[16, 8192]``, and ``n2`` with a divisor
+    in ``[sqrt(n2) / 8, sqrt(n2)]`` (small twiddle tables); ``None`` if there is none."""
+    best = None
+    for n1 in range(16, min(8192, n // 4) + 1, 2):
+        if n % n1 or (n // n1) % 2:
+            continue
+        if _twiddle_split(n // n1) is None:
+            continue
+        score = abs(math.log(n1 / _COLUMN_LENGTH))
+        if best is None or score < best[0]:
+            best = (score, n1)
+    return None if best is None else (best[1], n // best[1])
+
+
+def _twiddle_split(m: int) -> int | None:
+    """Largest divisor ``s <= sqrt(m)`` of ``m`` if ``s >= sqrt(m) / 8``, else ``None``."""
+    root = math.isqrt(m)
+    for s in range(root, max(root // 8, 1) - 1, -1):
+        if m % s == 0:
+            return s
+    return None
+
+
+def _unit_roots(m: np.ndarray, n: int, sign: float) -> np.ndarray:
+    """``exp(sign 2 pi i m / n)`` for integers ``m``: the angle, reduced to
+    ``[-pi, pi]``, and its cosine and sine in numpy's extended type, each rounded once
+    to double (where the extended type is a plain double, within a few ulps)."""
+    m = m % n
+    m = np.where(2 * m > n, m - n, m)
+    two_pi = np.longdouble("6.283185307179586476925286766559005768")
+    angle = (np.longdouble(sign) * two_pi) * m.astype(np.longdouble) / np.longdouble(n)
+    out = np.cos(angle).astype(np.complex128)
+    out.imag = np.sin(angle)
+    return out
+
+
+def _twiddle(a: np.ndarray, n: int, sign: float) -> None:
+    """``a[k, j] *= exp(sign 2 pi i k j / n)`` in place, with ``j = t s + r`` and the
+    factor split into ``exp(sign 2 pi i k t s / n) exp(sign 2 pi i k r / n)``: two small
+    tables instead of one the size of ``a`` (whose sines and cosines would cost as much
+    as the transform), at the price of two roundings of ``a`` instead of one."""
+    rows, cols = a.shape
+    s = _twiddle_split(cols)
+    k = np.arange(rows, dtype=np.int64)[:, None]
+    coarse = _unit_roots(k * (np.arange(cols // s, dtype=np.int64) * s)[None, :], n, sign)
+    fine = _unit_roots(k * np.arange(s, dtype=np.int64)[None, :], n, sign)
+    a3 = a.reshape(rows, cols // s, s)
+    a3 *= coarse[:, :, None]
+    a3 *= fine[:, None, :]
+
+
+def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int) -> np.ndarray:
+    """:func:`rfft` by the four-step algorithm (module docstring)."""
+    size = min(x.size, n)
+    rows = -(-size // n2)                       # rows t1 holding input; the rest are zeros
+    if size == rows * n2:
+        x2 = x[:size].reshape(rows, n2)
+    else:
+        x2 = np.zeros(rows * n2)
+        x2[:size] = x[:size]
+        x2 = x2.reshape(rows, n2)
+    a = np.fft.rfft(x2, n=n1, axis=0)           # a[k1, t2], k1 = 0 .. n1 / 2
+    del x2
+    _twiddle(a, n, -1.0)
+    np.fft.fft(a, axis=1, out=a)                # a[k1, k2] = X[k1 + n1 k2]
+    h1 = n1 // 2 + 1
+    rows_out = n2 // 2 + 1                      # natural order, rows of n1: k = k2 n1 + k1
+    out = np.empty(rows_out * n1, dtype=np.complex128)
+    o = out.reshape(rows_out, n1)
+    for b0 in range(0, rows_out, _BLOCK_ROWS):
+        b1 = min(b0 + _BLOCK_ROWS, rows_out)
+        o[b0:b1, :h1] = a[:, b0:b1].T
+        # k1 > n1 / 2: X[k] = conj X[n - k], n - k = (n1 - k1) + n1 (n2 - 1 - k2)
+        np.conjugate(a[n1 - h1:0:-1, n2 - 1 - b0:n2 - 1 - b1:-1].T, out=o[b0:b1, h1:])
+    return out[: n // 2 + 1]
+
+
+def _irfft_four_step(spectrum: np.ndarray, n: int, n1: int, n2: int) -> np.ndarray:
+    """:func:`irfft` by the four-step algorithm (module docstring)."""
+    h1, half2 = n1 // 2 + 1, n2 // 2
+    x2 = spectrum[: n // 2].reshape(half2, n1)  # X[k2 n1 + k1], k2 < n2 / 2
+    a = np.empty((h1, n2), dtype=np.complex128)  # a[k1, k2] = X[k1 + n1 k2]
+    for b0 in range(0, half2, _BLOCK_ROWS):
+        b1 = min(b0 + _BLOCK_ROWS, half2)
+        a[:, b0:b1] = x2[b0:b1, :h1].T
+    # k2 >= n2 / 2 from X[k] = conj X[n - k]
+    a[0, half2] = spectrum[n // 2]
+    np.conjugate(x2[half2 - 1, n1 - 1:n1 - h1:-1], out=a[1:, half2])
+    np.conjugate(x2[half2 - 1:0:-1, 0], out=a[0, half2 + 1:])
+    for b0 in range(0, half2 - 1, _BLOCK_ROWS):     # k2 = half2 + 1 + j, row half2 - 2 - j
+        b1 = min(b0 + _BLOCK_ROWS, half2 - 1)
+        top = half2 - 2 - b0
+        stop = half2 - 2 - b1
+        src = x2[top:(stop if stop >= 0 else None):-1, n1 - 1:n1 - h1:-1]
+        np.conjugate(src.T, out=a[1:, half2 + 1 + b0:half2 + 1 + b1])
+    np.fft.ifft(a, axis=1, out=a)                # over k2: t2
+    _twiddle(a, n, 1.0)
+    return np.fft.irfft(a, n=n1, axis=0).reshape(-1)   # [t1, t2] = x[t1 n2 + t2]
 
 
 def rfft(x: np.ndarray, n: int) -> np.ndarray:
     """Spectrum ``X_j = sum_m x_m exp(-2 pi i j m / n)``, ``j = 0 .. n // 2``, of ``x``
     zero-padded (or cut) to length ``n``."""
-    return np.fft.rfft(np.asarray(x, dtype=np.float64), n=int(n))
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    n = int(n)
+    split = _four_step_split(n) if n >= _FOUR_STEP_MIN else None
+    if split is None:
+        return np.fft.rfft(x, n=n)
+    return _rfft_four_step(x, n, *split)
 
 
 def irfft(spectrum: np.ndarray, n: int) -> np.ndarray:
     """Inverse of :func:`rfft`: the length-``n`` real sequence whose spectrum is
     ``spectrum`` (``x_m = (1/n) sum_j X_j exp(2 pi i j m / n)`` over the full
-    Hermitian spectrum)."""
-    return np.fft.irfft(spectrum, n=int(n))
+    Hermitian spectrum; the imaginary parts of ``X_0`` and ``X_(n/2)`` are ignored)."""
+    n = int(n)
+    spectrum = np.asarray(spectrum)
+    split = _four_step_split(n) if n >= _FOUR_STEP_MIN and \
+        spectrum.size == n // 2 + 1 and spectrum.dtype == np.complex128 else None
+    if split is None:
+        return np.fft.irfft(spectrum, n=n)
+    return _irfft_four_step(spectrum, n, *split)
 
 
 def next_fast_len(target: int) -> int:
