@@ -81,7 +81,7 @@ def test_round_off_estimates_cover_extended_precision_references(seed, four_step
                                                                   monkeypatch):
     """Both paths' round-off bounds hold against a long-double convolution, with numpy's
     one-dimensional transforms and with the four-step ones (forced down to 64 points;
-    by default they take over from 2^21)."""
+    by default they take over from 1.5e6 points)."""
     from sampledprv.engine import fft
 
     if four_step:

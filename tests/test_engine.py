@@ -112,7 +112,7 @@ def test_engine_ffts_round_trip():
 
 @pytest.mark.parametrize("n", [64, 96, 200, 1000, 4096, 6000, 30000, 102400, 2**21 + 2**19])
 def test_four_step_ffts_equal_numpy(monkeypatch, n):
-    """The four-step transforms (forced down to 64 points here; by default from 2^21)
+    """The four-step transforms (forced down to 64 points here; by default from 1.5e6 points)
     agree with numpy's one-dimensional ones within a few ulps of the spectrum's scale,
     for padded, exact and truncated inputs, and keep the spectrum's shape and the
     ``irfft`` conventions (imaginary parts of ``X_0`` and ``X_(n/2)`` ignored)."""

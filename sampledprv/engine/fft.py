@@ -12,7 +12,7 @@ Transforms of length ``n`` are fast when ``n`` has only the prime factors 2, 3 a
 :func:`next_fast_len` returns the smallest such length at or above a target (the
 lengths ``scipy.fft.next_fast_len(n, real=True)`` returns).
 
-Long transforms (``n >= 2^21``) use the four-step algorithm on an ``n1 x n2`` array
+Long transforms (``n >= 1.5e6``) use the four-step algorithm on an ``n1 x n2`` array
 (``n = n1 n2``, ``n1`` about 1,000): ``n2`` real transforms of length ``n1`` down the
 columns, the twiddle factors ``exp(-+2 pi i k1 t2 / n)``, ``n1 / 2 + 1`` complex
 transforms of length ``n2`` along the rows, and one blocked transposition to the
@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 #: transforms of at least this many points use the four-step algorithm
-_FOUR_STEP_MIN = 2**21
+_FOUR_STEP_MIN = 1_500_000
 #: preferred length of the four-step's first (column) transforms
 _COLUMN_LENGTH = 1000
 #: rows per block of the transposition to natural order
