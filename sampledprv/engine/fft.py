@@ -21,11 +21,12 @@ natural order.  With ``t = t1 n2 + t2`` and ``k = k1 + n1 k2``,
 ``X_k = sum_t2 w_n2^(t2 k2) [w_n^(t2 k1) sum_t1 x_(t1 n2 + t2) w_n1^(t1 k1)]``,
 
 and the inverse runs the same steps backwards.  The sums are the same butterflies as a
-one-dimensional transform plus one twiddle product (each twiddle a product of two
-correctly rounded table entries), so the round-off estimate of
-:func:`~sampledprv.engine.compose.inverse_with_roundoff` covers it (its ``+ 2`` counts the
-twiddle; ``tests/test_compose_regrid.py`` checks both algorithms against long-double
-references).  Why: pocketfft allocates a scratch array of the transform's length on every
+one-dimensional transform plus two roundings by the twiddle tables' entries (each
+correctly rounded), which the ``+ 2`` of the round-off estimate of
+:func:`~sampledprv.engine.compose.inverse_with_roundoff` is meant to count;
+``tests/test_compose_regrid.py`` checks both algorithms against long-double references
+(largest error 0.89 of the bound here, 0.76 with numpy's transforms; the design notes
+say where the estimate falls short and the negative-mass floor carries it).  Why: pocketfft allocates a scratch array of the transform's length on every
 call; above glibc's 32 MiB ``mmap`` threshold that is fresh memory every time, and on
 this project's machines the kernel's page faults on it cost as much as the arithmetic
 (0.3-0.9 s of system time for one ``2.5e7``-point transform).  The short transforms'
