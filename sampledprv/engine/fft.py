@@ -37,6 +37,7 @@ forward transform went from 0.75-1.4 s to 0.45-0.6 s.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -48,20 +49,23 @@ _COLUMN_LENGTH = 1000
 _BLOCK_ROWS = 64
 
 
-def _four_step_split(n: int) -> tuple[int, int] | None:
-    """``(n1, n2)`` with ``n1 n2 = n``, both even, ``n2 >= 4``, ``n1`` the divisor
-    closest to ``_COLUMN_LENGTH`` (in ratio) in ``[16, 8192]``, and ``n2`` with a divisor
-    in ``[sqrt(n2) / 8, sqrt(n2)]`` (small twiddle tables); ``None`` if there is none."""
+@lru_cache(maxsize=256)
+def _four_step_split(n: int) -> tuple[int, int, int] | None:
+    """``(n1, n2, s)`` with ``n1 n2 = n``, both even, ``n2 >= 4``, ``n1`` the divisor
+    closest to ``_COLUMN_LENGTH`` (in ratio) in ``[16, 8192]``, and ``s`` the divisor of
+    ``n2`` in ``[sqrt(n2) / 8, sqrt(n2)]`` that splits the twiddle tables
+    (:func:`_twiddle_split`); ``None`` if there is none."""
     best = None
     for n1 in range(16, min(8192, n // 4) + 1, 2):
         if n % n1 or (n // n1) % 2:
             continue
-        if _twiddle_split(n // n1) is None:
+        s = _twiddle_split(n // n1)
+        if s is None:
             continue
         score = abs(math.log(n1 / _COLUMN_LENGTH))
         if best is None or score < best[0]:
-            best = (score, n1)
-    return None if best is None else (best[1], n // best[1])
+            best = (score, n1, s)
+    return None if best is None else (best[1], n // best[1], best[2])
 
 
 def _twiddle_split(m: int) -> int | None:
@@ -86,13 +90,12 @@ def _unit_roots(m: np.ndarray, n: int, sign: float) -> np.ndarray:
     return out
 
 
-def _twiddle(a: np.ndarray, n: int, sign: float) -> None:
+def _twiddle(a: np.ndarray, n: int, s: int, sign: float) -> None:
     """``a[k, j] *= exp(sign 2 pi i k j / n)`` in place, with ``j = t s + r`` and the
     factor split into ``exp(sign 2 pi i k t s / n) exp(sign 2 pi i k r / n)``: two small
     tables instead of one the size of ``a`` (whose sines and cosines would cost as much
     as the transform), at the price of two roundings of ``a`` instead of one."""
     rows, cols = a.shape
-    s = _twiddle_split(cols)
     k = np.arange(rows, dtype=np.int64)[:, None]
     coarse = _unit_roots(k * (np.arange(cols // s, dtype=np.int64) * s)[None, :], n, sign)
     fine = _unit_roots(k * np.arange(s, dtype=np.int64)[None, :], n, sign)
@@ -101,7 +104,7 @@ def _twiddle(a: np.ndarray, n: int, sign: float) -> None:
     a3 *= fine[:, None, :]
 
 
-def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int) -> np.ndarray:
+def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int, s: int) -> np.ndarray:
     """:func:`rfft` by the four-step algorithm (module docstring)."""
     size = min(x.size, n)
     rows = -(-size // n2)                       # rows t1 holding input; the rest are zeros
@@ -113,7 +116,7 @@ def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int) -> np.ndarray:
         x2 = x2.reshape(rows, n2)
     a = np.fft.rfft(x2, n=n1, axis=0)           # a[k1, t2], k1 = 0 .. n1 / 2
     del x2
-    _twiddle(a, n, -1.0)
+    _twiddle(a, n, s, -1.0)
     np.fft.fft(a, axis=1, out=a)                # a[k1, k2] = X[k1 + n1 k2]
     h1 = n1 // 2 + 1
     rows_out = n2 // 2 + 1                      # natural order, rows of n1: k = k2 n1 + k1
@@ -127,7 +130,8 @@ def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int) -> np.ndarray:
     return out[: n // 2 + 1]
 
 
-def _irfft_four_step(spectrum: np.ndarray, n: int, n1: int, n2: int) -> np.ndarray:
+def _irfft_four_step(spectrum: np.ndarray, n: int, n1: int, n2: int, s: int
+                     ) -> np.ndarray:
     """:func:`irfft` by the four-step algorithm (module docstring)."""
     h1, half2 = n1 // 2 + 1, n2 // 2
     x2 = spectrum[: n // 2].reshape(half2, n1)  # X[k2 n1 + k1], k2 < n2 / 2
@@ -146,7 +150,7 @@ def _irfft_four_step(spectrum: np.ndarray, n: int, n1: int, n2: int) -> np.ndarr
         src = x2[top:(stop if stop >= 0 else None):-1, n1 - 1:n1 - h1:-1]
         np.conjugate(src.T, out=a[1:, half2 + 1 + b0:half2 + 1 + b1])
     np.fft.ifft(a, axis=1, out=a)                # over k2: t2
-    _twiddle(a, n, 1.0)
+    _twiddle(a, n, s, 1.0)
     return np.fft.irfft(a, n=n1, axis=0).reshape(-1)   # [t1, t2] = x[t1 n2 + t2]
 
 
