@@ -26,8 +26,10 @@ correctly rounded), which the ``+ 2`` of the round-off estimate of
 :func:`~sampledprv.engine.compose.inverse_with_roundoff` is meant to count;
 ``tests/test_compose_regrid.py`` checks both algorithms against long-double references
 (largest error 0.89 of the bound here, 0.76 with numpy's transforms; the design notes
-say where the estimate falls short and the negative-mass floor carries it).  Why: pocketfft allocates a scratch array of the transform's length on every
-call; above glibc's 32 MiB ``mmap`` threshold that is fresh memory every time, and on
+say where the estimate falls short and the negative-mass floor carries it).
+
+Why: pocketfft allocates a scratch array of the transform's length on every call; above
+glibc's 32 MiB ``mmap`` threshold that is fresh memory every time, and on
 this project's machines the kernel's page faults on it cost as much as the arithmetic
 (0.3-0.9 s of system time for one ``2.5e7``-point transform).  The short transforms'
 scratch is reused from the heap, and their columns stay in the cache: the ``2.5e7``-point
