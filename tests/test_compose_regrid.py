@@ -114,3 +114,49 @@ def test_foldable_factors_and_refusals():
         compose_regridded(law, 2, 11, tail_mass=1e-12, max_size=2**20)
     with pytest.raises(ValueError, match="count"):
         compose_regridded(law, 0, 3, tail_mass=1e-12, max_size=2**20)
+
+
+@pytest.mark.parametrize("factor", [2, 3, 4, 5, 6, 7, 9, 27])
+@pytest.mark.parametrize("count", [1, 7, 64])
+def test_fused_four_step_level_equals_the_unfused_one(factor, count, monkeypatch):
+    """The fused four-step pass (engine/four_step_regrid.py, forced down to short
+    lengths) gives the unfused path's law within both round-off bounds, and the same
+    spectral sums (so the same bound)."""
+    from sampledprv.engine import compose_regrid, fft, four_step_regrid
+
+    rng = np.random.default_rng(1000 * factor + count)
+    law = _smooth_law(rng, int(rng.integers(2000, 30_000)), int(rng.integers(-5000, 5000)),
+                      p_inf=1e-9)
+    unfused = compose_regridded(law, count, factor, tail_mass=1e-20, max_size=2**26)
+    used = []
+    real = four_step_regrid.compose_fold_invert
+
+    def spy(*args):
+        used.append(args[3])
+        return real(*args)
+
+    monkeypatch.setattr(fft, "_FOUR_STEP_MIN", 64)
+    monkeypatch.setattr(compose_regrid, "compose_fold_invert", spy)
+    fused = compose_regridded(law, count, factor, tail_mass=1e-20, max_size=2**26)
+    if not used:
+        pytest.skip("no four-step split of this coarse length")
+    assert fused[1:3] == unfused[1:3]
+    assert fused[3] == pytest.approx(unfused[3], rel=1e-9)
+    got, ref = fused[0], unfused[0]
+    assert (got.h, got.shift, got.p_inf) == (ref.h, ref.shift, ref.p_inf)
+    lo = min(got.offset, ref.offset)
+    hi = max(got.offset + got.probs.size, ref.offset + ref.probs.size)
+    diff = np.abs(_on((got.probs, got.offset), lo, hi) - _on((ref.probs, ref.offset), lo, hi))
+    assert diff.sum() <= fused[3] + unfused[3]
+
+
+def test_fused_pass_splits_and_refusals(monkeypatch):
+    from sampledprv.engine import fft
+    from sampledprv.engine.four_step_regrid import split_for
+
+    assert split_for(100_000, 3) is None                  # short: numpy's transforms
+    n1, n2, s, n2c, sc = split_for(8_294_400, 3)
+    assert n1 * n2 == 3 * 8_294_400 and n2 == 3 * n2c and n2c % 2 == 0
+    assert n2 % s == 0 and n2c % sc == 0
+    monkeypatch.setattr(fft, "_FOUR_STEP_MIN", 64)
+    assert split_for(2 * 7919, 2) is None                 # prime cofactor: no split

@@ -40,6 +40,7 @@ import numpy as np
 from .compose import (_EPS, _ROUNDOFF_SAFETY, GridTooLargeError, _chernoff_window,
                       _circular_window, _composed_p_inf, _power, _spectral_l1)
 from .fft import irfft, next_fast_len, rfft
+from .four_step_regrid import compose_fold_invert, split_for
 from .lattice import LatticePMF
 
 #: regridding factors made of these primes only are folded in the frequency domain (the
@@ -147,15 +148,20 @@ def compose_regridded(pmf: LatticePMF, count: int, factor: int, *, tail_mass: fl
         x[r:] = comp.probs
     else:
         x = comp.probs
-    spectrum = _power(rfft(x, n), count)
-    del x
-    fine_l1 = _spectral_l1(spectrum)
+    split = split_for(n_coarse, factor)
+    if split is not None:                      # long: one fused four-step pass
+        res, fine_l1, coarse_l1 = compose_fold_invert(x, count, factor, n_coarse, split)
+        del x
+    else:
+        spectrum = _power(rfft(x, n), count)
+        del x
+        fine_l1 = _spectral_l1(spectrum)
+        folded = _fold(spectrum, n, factor)
+        del spectrum
+        coarse_l1 = _spectral_l1(folded)
+        res = irfft(folded, n_coarse)
+        del folded
     origin = count * (comp.offset - r)         # fine index of circular position 0
-    folded = _fold(spectrum, n, factor)
-    del spectrum
-    coarse_l1 = _spectral_l1(folded)
-    res = irfft(folded, n_coarse)
-    del folded
     negative = float(-res[res < 0].sum())
     rounding = _ROUNDOFF_SAFETY * (
         (count + 2) * _EPS * max(math.log2(n), 1.0) * fine_l1 / math.sqrt(n)

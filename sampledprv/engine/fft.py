@@ -34,6 +34,12 @@ this project's machines the kernel's page faults on it cost as much as the arith
 (0.3-0.9 s of system time for one ``2.5e7``-point transform).  The short transforms'
 scratch is reused from the heap, and their columns stay in the cache: the ``2.5e7``-point
 forward transform went from 0.75-1.4 s to 0.45-0.6 s.
+
+A tree level's compose-then-regrid does not need the natural order at all: the fold
+onto the coarse mesh acts on each row of the four-step layout, so
+:mod:`sampledprv.engine.four_step_regrid` runs the whole level (forward transform,
+power, fold, inverse) on that layout with the pieces of this module
+(:func:`twiddle_tables`, :func:`apply_twiddle`, :func:`_four_step_split`).
 """
 
 from __future__ import annotations
@@ -92,18 +98,35 @@ def _unit_roots(m: np.ndarray, n: int, sign: float) -> np.ndarray:
     return out
 
 
+def twiddle_tables(rows: int, cols: int, n: int, s: int, sign: float
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The two tables of :func:`_twiddle` for rows ``k < rows`` of a ``rows x cols``
+    array: ``exp(sign 2 pi i k t s / n)`` (``t < cols / s``) and
+    ``exp(sign 2 pi i k r / n)`` (``r < s``)."""
+    k = np.arange(rows, dtype=np.int64)[:, None]
+    coarse = _unit_roots(k * (np.arange(cols // s, dtype=np.int64) * s)[None, :], n, sign)
+    fine = _unit_roots(k * np.arange(s, dtype=np.int64)[None, :], n, sign)
+    return coarse, fine
+
+
+def apply_twiddle(a: np.ndarray, tables: tuple[np.ndarray, np.ndarray],
+                  row0: int = 0) -> None:
+    """``a[r, j] *= exp(sign 2 pi i (row0 + r) j / n)`` in place from the rows
+    ``row0 ..`` of :func:`twiddle_tables`."""
+    coarse, fine = tables
+    rows, cols = a.shape
+    s = fine.shape[1]
+    a3 = a.reshape(rows, cols // s, s)
+    a3 *= coarse[row0:row0 + rows, :, None]
+    a3 *= fine[row0:row0 + rows, None, :]
+
+
 def _twiddle(a: np.ndarray, n: int, s: int, sign: float) -> None:
     """``a[k, j] *= exp(sign 2 pi i k j / n)`` in place, with ``j = t s + r`` and the
     factor split into ``exp(sign 2 pi i k t s / n) exp(sign 2 pi i k r / n)``: two small
     tables instead of one the size of ``a`` (whose sines and cosines would cost as much
     as the transform), at the price of two roundings of ``a`` instead of one."""
-    rows, cols = a.shape
-    k = np.arange(rows, dtype=np.int64)[:, None]
-    coarse = _unit_roots(k * (np.arange(cols // s, dtype=np.int64) * s)[None, :], n, sign)
-    fine = _unit_roots(k * np.arange(s, dtype=np.int64)[None, :], n, sign)
-    a3 = a.reshape(rows, cols // s, s)
-    a3 *= coarse[:, :, None]
-    a3 *= fine[:, None, :]
+    apply_twiddle(a, twiddle_tables(a.shape[0], a.shape[1], n, s, sign))
 
 
 def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int, s: int) -> np.ndarray:

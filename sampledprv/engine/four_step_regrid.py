@@ -1,0 +1,176 @@
+r"""A tree level's compose-and-regrid, fused into one four-step transform pair.
+
+:func:`~sampledprv.engine.compose_regrid.compose_regridded` takes the composed spectrum
+``Y`` of length ``N = f N'``, folds it onto ``N'`` frequencies and inverts.  With the
+four-step layout of :mod:`sampledprv.engine.fft` (``N = n_1 n_2``, frequency
+``m = k_1 + n_1 k_2`` held at ``a[k_1, k_2]``, ``k_1 \le n_1 / 2``) and ``n_2 = f n_2'``,
+the fold acts on each row alone: the aliases of coarse frequency
+``k = k_1 + n_1 k_2'`` are ``m = k + j N' = k_1 + n_1 (k_2' + j n_2')``, the same row, so
+
+.. math:: D[k_1, k_2'] = \sum_{j<f} w_j(k)\, a[k_1, k_2' + j n_2'], \qquad
+          w_j(k) = \frac{\sin^2(f\theta)}{f^2 \sin^2(\theta + \pi j / f)},\ \theta = \pi k / N,
+
+and ``D`` (rows ``k_1 \le n_1/2``, all ``k_2'``) is exactly the layout from which the
+inverse four-step transform of length ``N' = n_1 n_2'`` starts.  So after the column
+transforms, everything else -- twiddles, row transform, the ``c``-th power, the
+spectral norms of the round-off estimate, the fold, the short inverse row transform and
+its twiddles -- runs block by block of rows while the block is in the cache, and the
+column inverse transforms give the coarse law in natural order.  Neither transposition
+of the two one-dimensional four-step transforms is needed, nor the full-length natural
+order spectrum: the peak memory of a level is the ``(n_1/2 + 1) n_2`` row array (16
+bytes per frequency), the input and the output, and on machines where the first touch
+of fresh memory is dear (page faults that the hypervisor serves) that is most of the
+gain.
+
+The arithmetic is that of the unfused path (same transforms, same twiddle tables, same
+fold weights), so its round-off estimate applies unchanged; the spectral sums are
+formed over the same frequencies: ``2 sum_{m <= N/2} |Y_m|`` (each row ``0 < k_1 <
+n_1/2`` stands for itself and its mirror image, rows ``0`` and ``n_1/2`` hold each of
+their frequencies once).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import fft
+from .compose import _power
+
+#: bytes of row data per block of the row pass (the block and its temporaries stay in
+#: the second-level cache)
+_BLOCK_BYTES = 2**20
+
+
+def split_for(n_coarse: int, factor: int) -> tuple[int, int, int, int, int] | None:
+    """``(n1, n2, s, n2c, sc)``: the four-step split ``n1 x n2c`` of the coarse length
+    (twiddle split ``sc``) and ``n2 = factor n2c`` of the fine one (twiddle split
+    ``s``), or ``None`` when the fused path does not apply (short transforms, or no
+    admissible split)."""
+    if factor * n_coarse < fft._FOUR_STEP_MIN:
+        return None
+    coarse = fft._four_step_split(int(n_coarse))
+    if coarse is None:
+        return None
+    n1, n2c, sc = coarse
+    s = fft._twiddle_split(factor * n2c)
+    if s is None:
+        return None
+    return n1, factor * n2c, s, n2c, sc
+
+
+def _row_l1(block: np.ndarray, row0: int, n1: int) -> float:
+    """``sum |.|`` of a block of rows, interior rows counted twice (their mirror images
+    are the rows ``k_1 > n_1 / 2`` that are not stored)."""
+    mags = np.abs(block).sum(axis=1)
+    k1 = np.arange(row0, row0 + block.shape[0])
+    weights = np.where((k1 == 0) | (2 * k1 == n1), 1.0, 2.0)
+    return float(mags @ weights)
+
+
+def _fold_tables(h1: int, n1: int, n2c: int, n: int, factor: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``sin``/``cos`` of ``theta = alpha_k1 + beta_k2'`` and of ``f theta`` come from
+    the angle-addition formulas: a ``(4, h1)`` table for ``alpha = pi k1 / N`` and
+    ``f alpha`` and a ``(4, n2c)`` one for ``beta = pi n1 k2' / N`` and ``f beta``
+    (each entry a correctly rounded library ``sin``/``cos``; the sums of products add
+    a few ulps, no cancellation: every angle is in ``[0, pi)``)."""
+    alpha = (math.pi / n) * np.arange(h1, dtype=np.float64)
+    beta = (math.pi * n1 / n) * np.arange(n2c, dtype=np.float64)
+    rows = np.stack([np.sin(alpha), np.cos(alpha),
+                     np.sin(factor * alpha), np.cos(factor * alpha)])
+    cols = np.stack([np.sin(beta), np.cos(beta),
+                     np.sin(factor * beta), np.cos(factor * beta)])
+    return rows, cols
+
+
+def _fold_rows(block: np.ndarray, row0: int, factor: int,
+               tables: tuple[np.ndarray, np.ndarray], out: np.ndarray) -> None:
+    """``out[r, k2'] = sum_j w_j(k) block[r, k2' + j n2']`` (module docstring), as float
+    pairs."""
+    rows, n2 = block.shape
+    n2c = n2 // factor
+    tr, tc = tables
+    sa, ca, sfa, cfa = (t[row0:row0 + rows, None] for t in tr)
+    sb, cb, sfb, cfb = tc
+    # sin(theta), cos(theta), sin(f theta)^2 / f^2 with theta = alpha + beta
+    sin_t = sa * cb
+    sin_t += ca * sb
+    cos_t = ca * cb
+    cos_t -= sa * sb
+    num = sfa * cfb
+    num += cfa * sfb
+    num *= num
+    num *= 1.0 / (factor * factor)
+    w = np.empty_like(num)
+    tmp = np.empty_like(num)
+    term = np.empty((rows, n2c, 2))
+    src = block.view(np.float64).reshape(rows, n2, 2)
+    acc = out.view(np.float64).reshape(rows, n2c, 2)
+    acc[...] = 0.0
+    for j in range(factor):
+        np.multiply(sin_t, math.cos(math.pi * j / factor), out=w)
+        np.multiply(cos_t, math.sin(math.pi * j / factor), out=tmp)
+        w += tmp
+        np.square(w, out=w)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.divide(num, w, out=w)
+        if row0 == 0:
+            w[0, 0] = 1.0 if j == 0 else 0.0      # T(0) / f = 1; the other aliases of 0
+        np.multiply(src[:, j * n2c:(j + 1) * n2c], w[:, :, None], out=term)
+        acc += term
+
+
+def compose_fold_invert(x: np.ndarray, count: int, factor: int, n_coarse: int,
+                        split: tuple[int, int, int, int, int]
+                        ) -> tuple[np.ndarray, float, float]:
+    """The coarse circular law of length ``n_coarse``: ``x`` (zero-padded to
+    ``N = factor n_coarse``) composed ``count`` times, folded (Fejér-weighted) and
+    inverted, with the spectral sums ``2 sum |Y|`` of the composed and of the folded
+    half spectra (for the round-off estimate).  ``split`` comes from :func:`split_for`."""
+    n1, n2, s, n2c, sc = split
+    n = n1 * n2
+    size = min(x.size, n)
+    rows_in = -(-size // n2)                     # rows t1 holding input; the rest are 0
+    if size == rows_in * n2:
+        x2 = x[:size].reshape(rows_in, n2)
+    else:
+        x2 = np.zeros(rows_in * n2)
+        x2[:size] = x[:size]
+        x2 = x2.reshape(rows_in, n2)
+    a = np.fft.rfft(x2, n=n1, axis=0)           # a[k1, t2], k1 = 0 .. n1 / 2
+    del x2
+    h1 = n1 // 2 + 1
+    flat = a.reshape(-1)
+    block_rows = max(1, _BLOCK_BYTES // (16 * n2))
+    folded = np.empty((block_rows, n2c), dtype=np.complex128)
+    forward = fft.twiddle_tables(h1, n2, n, s, -1.0)
+    inverse = fft.twiddle_tables(h1, n2c, n1 * n2c, sc, 1.0)
+    weights = _fold_tables(h1, n1, n2c, n, factor)
+    fine_l1 = coarse_l1 = 0.0
+    for r0 in range(0, h1, block_rows):
+        r1 = min(r0 + block_rows, h1)
+        block = a[r0:r1]
+        fft.apply_twiddle(block, forward, r0)
+        np.fft.fft(block, axis=1, out=block)     # a[k1, k2] = Y[k1 + n1 k2]
+        _power(block.reshape(-1), count)
+        fine_l1 += _row_l1(block, r0, n1)
+        d = folded[:r1 - r0]
+        _fold_rows(block, r0, factor, weights, d)
+        coarse_l1 += _row_l1(d, r0, n1)
+        if r0 == 0:
+            # 2 sum_{m <= N/2} |Y_m| counts Y_0 and Y_{N/2} = a[0, n2/2] twice (and D's)
+            fine_l1 += abs(block[0, 0]) + abs(block[0, n2 // 2])
+            coarse_l1 += abs(d[0, 0]) + abs(d[0, n2c // 2])
+        np.fft.ifft(d, axis=1, out=d)            # over k2': t2
+        fft.apply_twiddle(d, inverse, r0)
+        # coarse rows r0 .. r1 - 1 go to the array's start: they end at r1 n2c <= r1 n2,
+        # where the fine rows not yet read begin (this block's rows are read already)
+        flat[r0 * n2c:r1 * n2c] = d.reshape(-1)
+    coarse = flat[:h1 * n2c].reshape(h1, n2c)
+    res = np.fft.irfft(coarse, n=n1, axis=0).reshape(-1)   # [t1, t2'] = x[t1 n2c + t2']
+    return res, fine_l1, coarse_l1
+
+
+__all__ = ["compose_fold_invert", "split_for"]
