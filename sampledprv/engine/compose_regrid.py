@@ -37,8 +37,9 @@ import math
 
 import numpy as np
 
-from .compose import (_EPS, _ROUNDOFF_SAFETY, GridTooLargeError, _chernoff_window,
-                      _circular_window, _composed_p_inf, _power, _spectral_l1)
+from .compose import (_EPS, _L2_WEIGHT, _ROUNDOFF_SAFETY, GridTooLargeError,
+                      _chernoff_window, _circular_window, _composed_p_inf, _power,
+                      _spectral_norms, roundoff_estimate)
 from .fft import irfft, next_fast_len, rfft
 from .four_step_regrid import compose_fold_invert, split_for
 from .lattice import LatticePMF
@@ -150,22 +151,25 @@ def compose_regridded(pmf: LatticePMF, count: int, factor: int, *, tail_mass: fl
         x = comp.probs
     split = split_for(n_coarse, factor)
     if split is not None:                      # long: one fused four-step pass
-        res, fine_l1, coarse_l1 = compose_fold_invert(x, count, factor, n_coarse, split)
+        res, fine, coarse = compose_fold_invert(x, count, factor, n_coarse, split)
         del x
     else:
         spectrum = _power(rfft(x, n), count)
         del x
-        fine_l1 = _spectral_l1(spectrum)
+        fine = _spectral_norms(spectrum)
         folded = _fold(spectrum, n, factor)
         del spectrum
-        coarse_l1 = _spectral_l1(folded)
+        coarse = _spectral_norms(folded)
         res = irfft(folded, n_coarse)
         del folded
     origin = count * (comp.offset - r)         # fine index of circular position 0
     negative = float(-res[res < 0].sum())
-    rounding = _ROUNDOFF_SAFETY * (
-        (count + 2) * _EPS * max(math.log2(n), 1.0) * fine_l1 / math.sqrt(n)
-        + (8.0 + math.log2(max(n_coarse, 2))) * _EPS * coarse_l1 / math.sqrt(n_coarse))
+    # the composed spectrum's estimate, then the fold and the short inverse: about
+    # 8 + log2(N') roundings of each coarse entry
+    depth = 8.0 + math.log2(max(n_coarse, 2))
+    rounding = roundoff_estimate(count, n, *fine) + _EPS * (
+        _ROUNDOFF_SAFETY * depth * coarse[0] / math.sqrt(n_coarse)
+        + _L2_WEIGHT * math.sqrt(8.0) * depth * coarse[1])
     numeric = max(2.0 * negative, rounding) + p_inf_error
 
     q_origin = origin // factor                # coarse index of circular position 0

@@ -60,13 +60,14 @@ def split_for(n_coarse: int, factor: int) -> tuple[int, int, int, int, int] | No
     return n1, factor * n2c, s, n2c, sc
 
 
-def _row_l1(block: np.ndarray, row0: int, n1: int) -> float:
-    """``sum |.|`` of a block of rows, interior rows counted twice (their mirror images
-    are the rows ``k_1 > n_1 / 2`` that are not stored)."""
-    mags = np.abs(block).sum(axis=1)
+def _row_norms(block: np.ndarray, row0: int, n1: int) -> tuple[float, float]:
+    """``sum |.|`` and ``sum |.|^2`` of a block of rows, interior rows counted twice
+    (their mirror images are the rows ``k_1 > n_1 / 2`` that are not stored)."""
+    mags = np.abs(block)
     k1 = np.arange(row0, row0 + block.shape[0])
     weights = np.where((k1 == 0) | (2 * k1 == n1), 1.0, 2.0)
-    return float(mags @ weights)
+    return (float(mags.sum(axis=1) @ weights),
+            float(np.einsum("ij,ij->i", mags, mags) @ weights))
 
 
 def _fold_tables(h1: int, n1: int, n2c: int, n: int, factor: int
@@ -124,11 +125,13 @@ def _fold_rows(block: np.ndarray, row0: int, factor: int,
 
 def compose_fold_invert(x: np.ndarray, count: int, factor: int, n_coarse: int,
                         split: tuple[int, int, int, int, int]
-                        ) -> tuple[np.ndarray, float, float]:
+                        ) -> tuple[np.ndarray, tuple[float, float], tuple[float, float]]:
     """The coarse circular law of length ``n_coarse``: ``x`` (zero-padded to
     ``N = factor n_coarse``) composed ``count`` times, folded (Fejér-weighted) and
-    inverted, with the spectral sums ``2 sum |Y|`` of the composed and of the folded
-    half spectra (for the round-off estimate).  ``split`` comes from :func:`split_for`."""
+    inverted, with the norms ``(2 sum_{m <= N/2} |Y_m|, ||Y||_2)`` of the composed and
+    of the folded spectra (for the round-off estimate, as
+    :func:`~sampledprv.engine.compose._spectral_norms` gives them).  ``split`` comes
+    from :func:`split_for`."""
     n1, n2, s, n2c, sc = split
     n = n1 * n2
     size = min(x.size, n)
@@ -148,21 +151,22 @@ def compose_fold_invert(x: np.ndarray, count: int, factor: int, n_coarse: int,
     forward = fft.twiddle_tables(h1, n2, n, s, -1.0)
     inverse = fft.twiddle_tables(h1, n2c, n1 * n2c, sc, 1.0)
     weights = _fold_tables(h1, n1, n2c, n, factor)
-    fine_l1 = coarse_l1 = 0.0
+    fine_sums = np.zeros(2)                      # sum |Y|, sum |Y|^2 (full spectrum)
+    coarse_sums = np.zeros(2)
+    ends = np.zeros(2)                           # |Y_0| + |Y_(N/2)|, same for D
     for r0 in range(0, h1, block_rows):
         r1 = min(r0 + block_rows, h1)
         block = a[r0:r1]
         fft.apply_twiddle(block, forward, r0)
         np.fft.fft(block, axis=1, out=block)     # a[k1, k2] = Y[k1 + n1 k2]
         _power(block.reshape(-1), count)
-        fine_l1 += _row_l1(block, r0, n1)
+        fine_sums += _row_norms(block, r0, n1)
         d = folded[:r1 - r0]
         _fold_rows(block, r0, factor, weights, d)
-        coarse_l1 += _row_l1(d, r0, n1)
-        if r0 == 0:
-            # 2 sum_{m <= N/2} |Y_m| counts Y_0 and Y_{N/2} = a[0, n2/2] twice (and D's)
-            fine_l1 += abs(block[0, 0]) + abs(block[0, n2 // 2])
-            coarse_l1 += abs(d[0, 0]) + abs(d[0, n2c // 2])
+        coarse_sums += _row_norms(d, r0, n1)
+        if r0 == 0:                              # Y_(N/2) = a[0, n2/2], D's likewise
+            ends += (abs(block[0, 0]) + abs(block[0, n2 // 2]),
+                     abs(d[0, 0]) + abs(d[0, n2c // 2]))
         np.fft.ifft(d, axis=1, out=d)            # over k2': t2
         fft.apply_twiddle(d, inverse, r0)
         # coarse rows r0 .. r1 - 1 go to the array's start: they end at r1 n2c <= r1 n2,
@@ -170,7 +174,9 @@ def compose_fold_invert(x: np.ndarray, count: int, factor: int, n_coarse: int,
         flat[r0 * n2c:r1 * n2c] = d.reshape(-1)
     coarse = flat[:h1 * n2c].reshape(h1, n2c)
     res = np.fft.irfft(coarse, n=n1, axis=0).reshape(-1)   # [t1, t2'] = x[t1 n2c + t2']
-    return res, fine_l1, coarse_l1
+    # the l1 sums as 2 sum_{m <= N/2} |Y_m| (Y_0 and Y_(N/2) twice), the l2 norms full
+    return (res, (float(fine_sums[0] + ends[0]), math.sqrt(fine_sums[1])),
+            (float(coarse_sums[0] + ends[1]), math.sqrt(coarse_sums[1])))
 
 
 __all__ = ["compose_fold_invert", "split_for"]
