@@ -40,7 +40,13 @@ def _exact_regridded(p: np.ndarray, offset: int, count: int, factor: int):
     t = pl.copy()
     for _ in range(count - 1):
         t = np.convolve(t, pl)
-    q0, lead = divmod(count * offset, factor)
+    return _regrid_exact(t, count * offset, factor)
+
+
+def _regrid_exact(t: np.ndarray, start: int, factor: int):
+    """Randomized regridding of the law ``t`` (lattice indices from ``start``) by
+    ``factor``, in numpy's extended type: the coarse law and its first index."""
+    q0, lead = divmod(start, factor)
     cells = -(-(lead + t.size) // factor)
     grid = np.zeros(cells * factor, dtype=np.longdouble)
     grid[lead:lead + t.size] = t
@@ -192,15 +198,7 @@ def test_round_off_estimates_cover_wide_smooth_laws(width, count, factor, four_s
     n = fft.next_fast_len(rounding.size + rest.size)
     t += count * np.fft.irfft(np.fft.rfft(rounding, n) * np.fft.rfft(
         rest.astype(np.float64), n), n)[:t.size].astype(np.longdouble)
-    q0, lead = divmod(-top, factor)
-    cells = -(-(lead + t.size) // factor)
-    grid = np.zeros(cells * factor, dtype=np.longdouble)
-    grid[lead:lead + t.size] = t
-    grid = grid.reshape(cells, factor)
-    w = np.arange(factor, dtype=np.longdouble) / factor
-    exact = np.zeros(cells + 1, dtype=np.longdouble)
-    exact[:-1] = (grid * (1 - w)).sum(axis=1)
-    exact[1:] += (grid * w).sum(axis=1)
+    exact, q0 = _regrid_exact(t, -top, factor)
     got, _, _, numeric = compose_regridded(law, count, factor, tail_mass=1e-30,
                                            max_size=2**27)
     lo, hi = min(q0, got.offset), max(q0 + exact.size, got.offset + got.probs.size)

@@ -128,8 +128,10 @@ def _twiddle(a: np.ndarray, n: int, s: int, sign: float) -> None:
     apply_twiddle(a, twiddle_tables(a.shape[0], a.shape[1], n, s, sign))
 
 
-def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int, s: int) -> np.ndarray:
-    """:func:`rfft` by the four-step algorithm (module docstring)."""
+def column_transforms(x: np.ndarray, n: int, n1: int, n2: int) -> np.ndarray:
+    """``a[k1, t2] = sum_t1 x[t1 n2 + t2] exp(-2 pi i t1 k1 / n1)``, ``k1 <= n1 / 2``:
+    the four-step's first pass over ``x`` zero-padded (or cut) to ``n = n1 n2``; only
+    the rows ``t1`` that hold input are passed (the zero padding is free)."""
     size = min(x.size, n)
     rows = -(-size // n2)                       # rows t1 holding input; the rest are zeros
     if size == rows * n2:
@@ -138,8 +140,12 @@ def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int, s: int) -> np.ndarr
         x2 = np.zeros(rows * n2)
         x2[:size] = x[:size]
         x2 = x2.reshape(rows, n2)
-    a = np.fft.rfft(x2, n=n1, axis=0)           # a[k1, t2], k1 = 0 .. n1 / 2
-    del x2
+    return np.fft.rfft(x2, n=n1, axis=0)
+
+
+def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int, s: int) -> np.ndarray:
+    """:func:`rfft` by the four-step algorithm (module docstring)."""
+    a = column_transforms(x, n, n1, n2)
     _twiddle(a, n, s, -1.0)
     np.fft.fft(a, axis=1, out=a)                # a[k1, k2] = X[k1 + n1 k2]
     h1 = n1 // 2 + 1

@@ -134,16 +134,7 @@ def compose_fold_invert(x: np.ndarray, count: int, factor: int, n_coarse: int,
     from :func:`split_for`."""
     n1, n2, s, n2c, sc = split
     n = n1 * n2
-    size = min(x.size, n)
-    rows_in = -(-size // n2)                     # rows t1 holding input; the rest are 0
-    if size == rows_in * n2:
-        x2 = x[:size].reshape(rows_in, n2)
-    else:
-        x2 = np.zeros(rows_in * n2)
-        x2[:size] = x[:size]
-        x2 = x2.reshape(rows_in, n2)
-    a = np.fft.rfft(x2, n=n1, axis=0)           # a[k1, t2], k1 = 0 .. n1 / 2
-    del x2
+    a = fft.column_transforms(x, n, n1, n2)     # a[k1, t2], k1 = 0 .. n1 / 2
     h1 = n1 // 2 + 1
     flat = a.reshape(-1)
     block_rows = max(1, _BLOCK_BYTES // (16 * n2))
