@@ -96,12 +96,18 @@ def test_binomial_bracketed_up_to_k_1000(k, delta):
 def test_delta_1e12_at_k_1000_for_large_trials():
     """The issue's case: Binomial(1000, 1/2) composed 1000 times answers delta = 1e-12.
     Its rounding terms are relative (a factor (1 + r)^k, r about 2e-12) and a loss shift
-    (about 1e-8), not k absolute terms of 1.3e-14 each (which summed to 1.3e-11)."""
+    (about 1e-8), not k absolute terms of 1.3e-14 each (which summed to 1.3e-11).
+
+    What remains is the FFT's round-off, and it is not small at this delta: the same
+    composition on three FFT lengths differs by 2.1-2.3e-13 in l1 (a realised error of
+    about 1.6e-13 each), above the first-order estimate of 1.1e-13 that once made this
+    interval 0.1 wide; the corrected estimate (``compose.roundoff_estimate``, about
+    1e-12 here) makes it about 1.1 wide."""
     acc = sp.Accountant(eps_error=0.02, delta_error=1e-14).compose(sp.Binomial(1000, 0.5),
                                                                    1000)
     iv = acc.epsilon(1e-12)
-    assert iv.certification == "deterministic" and 0 < iv.lower < iv.upper < iv.lower + 0.1
-    assert iv.details["delta_error_upper"] < 1e-13
+    assert iv.certification == "deterministic" and 0 < iv.lower < iv.upper < iv.lower + 1.5
+    assert iv.details["delta_error_upper"] < 1.5e-12
     # consistent with the curve: delta(upper) <= 1e-12 <= delta(lower)
     assert acc.delta(iv.upper).upper <= 1e-12 * (1 + 1e-6)
     assert acc.delta(iv.lower).lower >= 1e-12 * (1 - 1e-6) or iv.lower == 0.0

@@ -38,9 +38,8 @@ import math
 
 import numpy as np
 
-from .compose import (_EPS, _L2_WEIGHT, _ROUNDOFF_SAFETY, GridTooLargeError,
-                      _chernoff_window, _circular_window, _composed_p_inf, _power,
-                      _spectral_norms, roundoff_estimate)
+from .compose import (GridTooLargeError, _chernoff_window, _circular_window,
+                      _composed_p_inf, _power, _spectral_norms, roundoff_estimate)
 from .fft import irfft, next_fast_len, rfft
 from .four_step_regrid import compose_fold_invert, split_for
 from .lattice import LatticePMF
@@ -167,10 +166,8 @@ def compose_regridded(pmf: LatticePMF, count: int, factor: int, *, tail_mass: fl
     negative = float(-res[res < 0].sum())
     # the composed spectrum's estimate, then the fold and the short inverse: about
     # 8 + log2(N') roundings of each coarse entry
-    depth = 8.0 + math.log2(max(n_coarse, 2))
-    rounding = roundoff_estimate(count, n, *fine) + _EPS * (
-        _ROUNDOFF_SAFETY * depth * coarse[0] / math.sqrt(n_coarse)
-        + _L2_WEIGHT * math.sqrt(8.0) * depth * coarse[1])
+    rounding = roundoff_estimate(count, n, *fine) + roundoff_estimate(
+        0, n_coarse, *coarse, depth=8.0 + math.log2(max(n_coarse, 2)))
     numeric = max(2.0 * negative, rounding) + p_inf_error
 
     q_origin = origin // factor                # coarse index of circular position 0
