@@ -192,3 +192,30 @@ def test_lattice_points_give_the_same_curve_as_stored_points(seed):
         assert points.searchsorted(eps, "left") == np.searchsorted(stored, eps, side="left")
     for delta in [1e-12, 1e-5, 0.3]:
         assert a.epsilon(delta) == b.epsilon(delta)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_layout_composition_equals_natural_order(monkeypatch, seed):
+    """``compose_lattices`` keeps long spectra in the four-step layout (products, powers,
+    norms, inverse); forced down to short lengths it gives the natural-order path's law
+    within both round-off bounds, and the same bound."""
+    from sampledprv.engine import compose, fft
+
+    rng = np.random.default_rng(seed)
+    laws = []
+    for offset, count in zip(rng.integers(-500, 500, 2), rng.integers(1, 40, 2)):
+        p = rng.random(int(rng.integers(50, 3000))) ** 2
+        laws.append((LatticePMF(p / p.sum(), int(offset), 1e-3), int(count)))
+    natural = compose_lattices(laws, tail_mass=1e-25)
+    used = []
+    real = compose.rfft_layout
+    monkeypatch.setattr(fft, "_FOUR_STEP_MIN", 64)
+    monkeypatch.setattr(compose, "rfft_layout", lambda *a: used.append(a[1]) or real(*a))
+    layout = compose_lattices(laws, tail_mass=1e-25)
+    if not used:
+        pytest.skip("no four-step split of this length")
+    assert len(used) == 2
+    assert (layout.offset, layout.probs.size) == (natural.offset, natural.probs.size)
+    assert layout.numeric_error == pytest.approx(natural.numeric_error, rel=1e-9)
+    assert np.abs(layout.probs - natural.probs).sum() <= \
+        layout.numeric_error + natural.numeric_error

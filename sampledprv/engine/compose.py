@@ -27,7 +27,8 @@ import numpy as np
 
 from ..advice import AdvisedError, Remedy
 from .lattice import LatticePMF, _logsumexp_rows, block_moments
-from .fft import irfft, next_fast_len, rfft
+from .fft import (irfft, irfft_layout, layout_row_norms, layout_split, next_fast_len,
+                  rfft, rfft_layout)
 
 _EPS = np.finfo(np.float64).eps
 #: block length of chunked elementwise passes over long spectra
@@ -223,6 +224,17 @@ def _spectral_norms(spectrum: np.ndarray) -> tuple[float, float]:
     return 2.0 * l1, math.sqrt(max(2.0 * sq - ends, 0.0))
 
 
+def _layout_norms(a: np.ndarray, n1: int) -> tuple[float, float]:
+    """:func:`_spectral_norms` of a spectrum in the four-step layout
+    (:func:`~sampledprv.engine.fft.rfft_layout`), row block by row block."""
+    sums = np.zeros(2)
+    rows = max(1, _CHUNK // max(a.shape[1], 1))
+    for r0 in range(0, a.shape[0], rows):
+        sums += layout_row_norms(a[r0:r0 + rows], r0, n1)
+    ends = abs(a[0, 0]) + abs(a[0, a.shape[1] // 2])     # Y_0 and Y_(n/2), counted twice
+    return float(sums[0] + ends), math.sqrt(sums[1])
+
+
 def _spectral_l1(spectrum: np.ndarray) -> float:
     """``sum |Y|`` over the full Hermitian spectrum of a half spectrum (chunked)."""
     return _spectral_norms(spectrum)[0]
@@ -267,7 +279,8 @@ def _circular_window(res: np.ndarray, start: int, width: int) -> np.ndarray:
     return out
 
 
-def inverse_with_roundoff(spectrum: np.ndarray, n: int, products: int
+def inverse_with_roundoff(spectrum: np.ndarray, n: int, products: int,
+                          split: tuple[int, int, int] | None = None
                           ) -> tuple[np.ndarray, float]:
     """Inverse real FFT of a composed spectrum and the estimated bound on the total
     absolute round-off of the result.
@@ -276,8 +289,12 @@ def inverse_with_roundoff(spectrum: np.ndarray, n: int, products: int
     powers and products; the inverse FFT spreads it over the grid.  The bound is
     estimated from the spectrum's norms (:func:`roundoff_estimate`), and never below
     twice the negative mass the inverse FFT produced."""
-    l1, l2 = _spectral_norms(spectrum)
-    res = irfft(spectrum, n)
+    if split is None:
+        l1, l2 = _spectral_norms(spectrum)
+        res = irfft(spectrum, n)
+    else:                                      # the four-step layout of rfft_layout
+        l1, l2 = _layout_norms(spectrum, split[0])
+        res = irfft_layout(spectrum, n, split)
     negative = float(-res[res < 0].sum())
     return res, max(2.0 * negative, roundoff_estimate(products, n, l1, l2))
 
@@ -317,10 +334,14 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
         raise GridTooLargeError(n_fft, max_size)
     spill_up, spill_down = spill(n_lo * h - 0.5 * h, n_hi * h + 0.5 * h)
 
+    # long transforms stay in the four-step layout: products and powers do not need the
+    # natural order, and the inverse starts from the layout (no transpositions)
+    split = layout_split(n_fft)
     spectrum = None
     origin = 0
     for pmf, c in components:
-        phi = _power(rfft(pmf.probs, n_fft), c)
+        phi = rfft(pmf.probs, n_fft) if split is None else rfft_layout(pmf.probs, n_fft, split)
+        _power(phi.reshape(-1), c)
         if spectrum is None:
             spectrum = phi
         else:
@@ -328,7 +349,7 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
         del phi
         origin += c * pmf.offset
     k_total = sum(c for _, c in components)
-    res, numeric_error = inverse_with_roundoff(spectrum, n_fft, k_total)
+    res, numeric_error = inverse_with_roundoff(spectrum, n_fft, k_total, split)
     del spectrum
     numeric_error += p_inf_error
 

@@ -143,11 +143,48 @@ def column_transforms(x: np.ndarray, n: int, n1: int, n2: int) -> np.ndarray:
     return np.fft.rfft(x2, n=n1, axis=0)
 
 
-def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int, s: int) -> np.ndarray:
-    """:func:`rfft` by the four-step algorithm (module docstring)."""
-    a = column_transforms(x, n, n1, n2)
+def layout_split(n: int) -> tuple[int, int, int] | None:
+    """``(n1, n2, s)`` of the four-step transforms of length ``n``, or ``None`` where
+    :func:`rfft` and :func:`irfft` use numpy's one-dimensional transforms."""
+    n = int(n)
+    return _four_step_split(n) if n >= _FOUR_STEP_MIN else None
+
+
+def rfft_layout(x: np.ndarray, n: int, split: tuple[int, int, int]) -> np.ndarray:
+    """The spectrum of :func:`rfft` in the four-step layout, without the transposition:
+    ``a[k1, k2] = X[k1 + n1 k2]`` for ``k1 <= n1 / 2`` and all ``k2`` (shape
+    ``(n1 / 2 + 1, n2)``; the other frequencies are the conjugates of these).  Products
+    and powers of spectra of one length can be formed in this layout."""
+    n1, n2, s = split
+    a = column_transforms(np.asarray(x, dtype=np.float64).reshape(-1), n, n1, n2)
     _twiddle(a, n, s, -1.0)
     np.fft.fft(a, axis=1, out=a)                # a[k1, k2] = X[k1 + n1 k2]
+    return a
+
+
+def irfft_layout(a: np.ndarray, n: int, split: tuple[int, int, int]) -> np.ndarray:
+    """:func:`irfft` of a spectrum in the layout of :func:`rfft_layout` (``a`` is
+    overwritten); the result is in natural order."""
+    n1, n2, s = split
+    np.fft.ifft(a, axis=1, out=a)                # over k2: t2
+    _twiddle(a, n, s, 1.0)
+    return np.fft.irfft(a, n=n1, axis=0).reshape(-1)   # [t1, t2] = x[t1 n2 + t2]
+
+
+def layout_row_norms(block: np.ndarray, row0: int, n1: int) -> tuple[float, float]:
+    """``sum |.|`` and ``sum |.|^2`` of the rows ``row0 ..`` of a layout spectrum,
+    interior rows counted twice (their mirror images, the rows ``k1 > n1 / 2``, are not
+    stored): summed over all rows, the l1 and squared l2 norms of the full spectrum."""
+    mags = np.abs(block)
+    k1 = np.arange(row0, row0 + block.shape[0])
+    weights = np.where((k1 == 0) | (2 * k1 == n1), 1.0, 2.0)
+    return (float(mags.sum(axis=1) @ weights),
+            float(np.einsum("ij,ij->i", mags, mags) @ weights))
+
+
+def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int, s: int) -> np.ndarray:
+    """:func:`rfft` by the four-step algorithm (module docstring)."""
+    a = rfft_layout(x, n, (n1, n2, s))
     h1 = n1 // 2 + 1
     rows_out = n2 // 2 + 1                      # natural order, rows of n1: k = k2 n1 + k1
     out = np.empty(rows_out * n1, dtype=np.complex128)
@@ -179,9 +216,7 @@ def _irfft_four_step(spectrum: np.ndarray, n: int, n1: int, n2: int, s: int
         stop = half2 - 2 - b1
         src = x2[top:(stop if stop >= 0 else None):-1, n1 - 1:n1 - h1:-1]
         np.conjugate(src.T, out=a[1:, half2 + 1 + b0:half2 + 1 + b1])
-    np.fft.ifft(a, axis=1, out=a)                # over k2: t2
-    _twiddle(a, n, s, 1.0)
-    return np.fft.irfft(a, n=n1, axis=0).reshape(-1)   # [t1, t2] = x[t1 n2 + t2]
+    return irfft_layout(a, n, (n1, n2, s))
 
 
 def rfft(x: np.ndarray, n: int) -> np.ndarray:
@@ -230,4 +265,4 @@ def next_fast_len(target: int) -> int:
     return best
 
 
-__all__ = ["rfft", "irfft", "next_fast_len"]
+__all__ = ["rfft", "irfft", "next_fast_len", "layout_split", "rfft_layout", "irfft_layout"]

@@ -60,16 +60,6 @@ def split_for(n_coarse: int, factor: int) -> tuple[int, int, int, int, int] | No
     return n1, factor * n2c, s, n2c, sc
 
 
-def _row_norms(block: np.ndarray, row0: int, n1: int) -> tuple[float, float]:
-    """``sum |.|`` and ``sum |.|^2`` of a block of rows, interior rows counted twice
-    (their mirror images are the rows ``k_1 > n_1 / 2`` that are not stored)."""
-    mags = np.abs(block)
-    k1 = np.arange(row0, row0 + block.shape[0])
-    weights = np.where((k1 == 0) | (2 * k1 == n1), 1.0, 2.0)
-    return (float(mags.sum(axis=1) @ weights),
-            float(np.einsum("ij,ij->i", mags, mags) @ weights))
-
-
 def _fold_tables(h1: int, n1: int, n2c: int, n: int, factor: int
                  ) -> tuple[np.ndarray, np.ndarray]:
     """``sin``/``cos`` of ``theta = alpha_k1 + beta_k2'`` and of ``f theta`` come from
@@ -151,10 +141,15 @@ def compose_fold_invert(x: np.ndarray, count: int, factor: int, n_coarse: int,
         fft.apply_twiddle(block, forward, r0)
         np.fft.fft(block, axis=1, out=block)     # a[k1, k2] = Y[k1 + n1 k2]
         _power(block.reshape(-1), count)
-        fine_sums += _row_norms(block, r0, n1)
+        if r0 and not block.any():
+            # the power underflowed to zero on every entry (the powers flush entries
+            # below exp(-700)): norms, fold, inverse and twiddles are all zeros
+            flat[r0 * n2c:r1 * n2c] = 0.0
+            continue
+        fine_sums += fft.layout_row_norms(block, r0, n1)
         d = folded[:r1 - r0]
         _fold_rows(block, r0, factor, weights, d)
-        coarse_sums += _row_norms(d, r0, n1)
+        coarse_sums += fft.layout_row_norms(d, r0, n1)
         if r0 == 0:                              # Y_(N/2) = a[0, n2/2], D's likewise
             ends += (abs(block[0, 0]) + abs(block[0, n2 // 2]),
                      abs(d[0, 0]) + abs(d[0, n2c // 2]))
