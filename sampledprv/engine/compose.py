@@ -219,7 +219,9 @@ def _spectral_norms(spectrum: np.ndarray) -> tuple[float, float]:
     for i in range(0, spectrum.size, _CHUNK):
         mags = np.abs(spectrum[i:i + _CHUNK])
         l1 += float(mags.sum())
-        sq += float(mags @ mags)
+        # not mags @ mags: OpenBLAS would start its own threads on every long dot
+        # product (with the two directions' threads, the cores are oversubscribed)
+        sq += float(np.einsum("i,i->", mags, mags))
     ends = abs(spectrum[0]) ** 2 + (abs(spectrum[-1]) ** 2 if spectrum.size > 1 else 0.0)
     return 2.0 * l1, math.sqrt(max(2.0 * sq - ends, 0.0))
 

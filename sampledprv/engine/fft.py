@@ -178,8 +178,8 @@ def layout_row_norms(block: np.ndarray, row0: int, n1: int) -> tuple[float, floa
     mags = np.abs(block)
     k1 = np.arange(row0, row0 + block.shape[0])
     weights = np.where((k1 == 0) | (2 * k1 == n1), 1.0, 2.0)
-    return (float(mags.sum(axis=1) @ weights),
-            float(np.einsum("ij,ij->i", mags, mags) @ weights))
+    return (float((mags.sum(axis=1) * weights).sum()),             # numpy loops, not BLAS
+            float((np.einsum("ij,ij->i", mags, mags) * weights).sum()))
 
 
 def _rfft_four_step(x: np.ndarray, n: int, n1: int, n2: int, s: int) -> np.ndarray:
