@@ -22,11 +22,14 @@ bytes per frequency), the input and the output, and on machines where the first 
 of fresh memory is dear (page faults that the hypervisor serves) that is most of the
 gain.
 
-The arithmetic is that of the unfused path (same transforms, same twiddle tables, same
-fold weights), so its round-off estimate applies unchanged; the spectral sums are
-formed over the same frequencies: ``2 sum_{m <= N/2} |Y_m|`` (each row ``0 < k_1 <
-n_1/2`` stands for itself and its mirror image, rows ``0`` and ``n_1/2`` hold each of
-their frequencies once).
+The arithmetic is that of the unfused path (same transforms, same twiddle tables; the
+fold weights by angle-addition tables instead of library sines, a few ulps apart), so
+its round-off estimate (:func:`~sampledprv.engine.compose.roundoff_estimate`) applies
+unchanged, with the spectral norms formed over the same frequencies:
+``2 sum_{m <= N/2} |Y_m|`` and ``||Y||_2`` over the full spectrum (each row
+``0 < k_1 < n_1/2`` stands for itself and its mirror image, rows ``0`` and ``n_1/2``
+hold each of their frequencies once).  Row blocks whose power underflowed to zero are
+skipped (their fold and inverse are zeros).
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ import numpy as np
 from . import fft
 from .compose import _power
 
-#: bytes of row data per block of the row pass (the block and its temporaries stay in
-#: the second-level cache)
+#: bytes of row data per block of the row pass (about the second-level cache; smaller
+#: blocks measured slower, larger ones no faster)
 _BLOCK_BYTES = 2**20
 
 
@@ -61,19 +64,22 @@ def split_for(n_coarse: int, factor: int) -> tuple[int, int, int, int, int] | No
 
 
 def _fold_tables(h1: int, n1: int, n2c: int, n: int, factor: int
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """``sin``/``cos`` of ``theta = alpha_k1 + beta_k2'`` and of ``f theta`` come from
-    the angle-addition formulas: a ``(4, h1)`` table for ``alpha = pi k1 / N`` and
-    ``f alpha`` and a ``(4, n2c)`` one for ``beta = pi n1 k2' / N`` and ``f beta``
-    (each entry a correctly rounded library ``sin``/``cos``; the sums of products add
-    a few ulps, no cancellation: every angle is in ``[0, pi)``)."""
-    alpha = (math.pi / n) * np.arange(h1, dtype=np.float64)
-    beta = (math.pi * n1 / n) * np.arange(n2c, dtype=np.float64)
-    rows = np.stack([np.sin(alpha), np.cos(alpha),
-                     np.sin(factor * alpha), np.cos(factor * alpha)])
-    cols = np.stack([np.sin(beta), np.cos(beta),
-                     np.sin(factor * beta), np.cos(factor * beta)])
-    return rows, cols
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Tables from which the angle-addition formulas give the sines and cosines of
+    ``theta = alpha_k1 + beta_k2'`` and ``f theta`` (``alpha = pi k1 / N``,
+    ``beta = pi n1 k2' / N``), and of the reflected angle
+    ``phi = pi / f - theta = alpha'_k1 + beta'_k2'`` (``alpha' = pi (n1 - k1) / N``,
+    ``beta' = pi n1 (n2' - 1 - k2') / N``): each a ``(4, .)`` array of
+    ``sin x, cos x, sin f x, cos f x`` (library values, within an ulp).  All angles are
+    in ``[0, pi/f]``, so the sums of products lose nothing to cancellation where the
+    results are small -- except ``sin f theta`` and ``sin(theta + pi (f-1)/f)`` as
+    ``theta -> pi/f``, which the last alias therefore takes from ``phi``."""
+    def table(x: np.ndarray) -> np.ndarray:
+        return np.stack([np.sin(x), np.cos(x), np.sin(factor * x), np.cos(factor * x)])
+    k1 = np.arange(h1, dtype=np.float64)
+    k2 = np.arange(n2c, dtype=np.float64)
+    return (table((math.pi / n) * k1), table((math.pi * n1 / n) * k2),
+            table((math.pi / n) * (n1 - k1)), table((math.pi * n1 / n) * (n2c - 1 - k2)))
 
 
 def _fold_rows(block: np.ndarray, row0: int, factor: int,
@@ -82,7 +88,7 @@ def _fold_rows(block: np.ndarray, row0: int, factor: int,
     pairs."""
     rows, n2 = block.shape
     n2c = n2 // factor
-    tr, tc = tables
+    tr, tc, rr, rc = tables
     sa, ca, sfa, cfa = (t[row0:row0 + rows, None] for t in tr)
     sb, cb, sfb, cfb = tc
     # sin(theta), cos(theta), sin(f theta)^2 / f^2 with theta = alpha + beta
@@ -94,6 +100,16 @@ def _fold_rows(block: np.ndarray, row0: int, factor: int,
     num += cfa * sfb
     num *= num
     num *= 1.0 / (factor * factor)
+    # the last alias from phi = pi/f - theta: w = sin(f phi)^2 / (f^2 sin(phi)^2)
+    # (sin(theta + pi (f-1)/f) = sin(phi), sin(f theta) = sin(f phi))
+    sa, ca, sfa, cfa = (t[row0:row0 + rows, None] for t in rr)
+    sb, cb, sfb, cfb = rc
+    sin_p = sa * cb
+    sin_p += ca * sb
+    last = sfa * cfb
+    last += cfa * sfb
+    last /= factor * sin_p
+    np.square(last, out=last)
     w = np.empty_like(num)
     tmp = np.empty_like(num)
     term = np.empty((rows, n2c, 2))
@@ -101,12 +117,15 @@ def _fold_rows(block: np.ndarray, row0: int, factor: int,
     acc = out.view(np.float64).reshape(rows, n2c, 2)
     acc[...] = 0.0
     for j in range(factor):
-        np.multiply(sin_t, math.cos(math.pi * j / factor), out=w)
-        np.multiply(cos_t, math.sin(math.pi * j / factor), out=tmp)
-        w += tmp
-        np.square(w, out=w)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            np.divide(num, w, out=w)
+        if j == factor - 1:
+            w = last                               # phi > 0 on every stored row
+        else:
+            np.multiply(sin_t, math.cos(math.pi * j / factor), out=w)
+            np.multiply(cos_t, math.sin(math.pi * j / factor), out=tmp)
+            w += tmp
+            np.square(w, out=w)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.divide(num, w, out=w)
         if row0 == 0:
             w[0, 0] = 1.0 if j == 0 else 0.0      # T(0) / f = 1; the other aliases of 0
         np.multiply(src[:, j * n2c:(j + 1) * n2c], w[:, :, None], out=term)
