@@ -50,7 +50,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .compose import _EPS, _power
+from .compose import _EPS, _power, roundoff_estimate
 from .curve import LatticePoints, PrivacyCurve
 from .fft import irfft, rfft
 from .lattice import LatticePMF, _logsumexp_rows
@@ -150,14 +150,18 @@ def _trim_loop(x, wa, wb, k_live, thresh, n):  # pragma: no cover - compiled
 
 
 def _sums_loop(x, wa, wb, k_live):  # pragma: no cover - compiled
-    """``sum |x_k| (|wa_k| + |wb_k|)`` and the spectral l1 norm ``sum g_k |x_k|``."""
+    """``sum |x_k| (|wa_k| + |wb_k|)`` and the spectral norms ``sum g_k |x_k|`` and
+    ``sum g_k |x_k|^2`` (``g_0 = 1``, else 2: the full Hermitian spectrum)."""
     abs_sum = 0.0
     l1 = 0.0
+    sq = 0.0
     for k in range(k_live):
         v = abs(x[k])
+        g = 1.0 if k == 0 else 2.0
         abs_sum += v * (abs(wa[k]) + abs(wb[k]))
-        l1 += v * (1.0 if k == 0 else 2.0)
-    return abs_sum, l1
+        l1 += v * g
+        sq += v * v * g
+    return abs_sum, l1, sq
 
 
 @lru_cache(maxsize=1)
@@ -316,12 +320,13 @@ class OnlineComposition:
         k = self.k_live
         sa, sb = _plancherel(self.spectrum, self._wa, self._wb, w_re, w_im, n, k,
                              np.array([c], dtype=np.int64))
-        abs_sum, l1 = _sums(self.spectrum, self._wa, self._wb, k)
+        abs_sum, l1, sq = _sums(self.spectrum, self._wa, self._wb, k)
         x0 = float(self.spectrum[0].real)
         # blocked sums with a 256-step twiddle recurrence: (6 * 256 + N / 256 + 10) u
         gamma = (6 * _BLOCK + k / _BLOCK + 10) * _EPS
         eval_error = gamma * (abs_sum + abs(x0) * n) / n
-        fft_error = (self.count + 2) * _EPS * math.log2(n) * l1 / math.sqrt(n)
+        # the rebuild's estimate (its l1 counts the zero frequency twice)
+        fft_error = roundoff_estimate(self.count, n, l1 + abs(x0), math.sqrt(sq))
         self._state = dict(a=a, c=c, s_a=float(sa[0]), s_b=float(sb[0]), x0=x0,
                            spill_upper=spill_up, spill_lower=spill_down,
                            numeric_error=(fft_error + 2.0 * eval_error + self.dropped_error
