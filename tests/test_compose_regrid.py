@@ -174,6 +174,23 @@ def _sampled_gaussian(var: float, lo: int, hi: int) -> np.ndarray:
     return np.exp(-j * j / (2 * var)) / np.sqrt(2 * np.pi * var)
 
 
+def _gaussian_power(width: float, half: int, count: int):
+    """A sampled Gaussian law of standard deviation ``width`` points on ``[-half, half]``
+    (rounded to doubles) and, in extended precision, the exact ``count``-fold power of
+    that double law on ``[-count half, count half]``: the sampled Gaussian of variance
+    ``count width^2`` (exact up to ``exp(-2 pi^2 width^2)``) plus the first-order effect
+    of the input's rounding, ``count (rounding * p^(count - 1))``."""
+    p = _sampled_gaussian(width ** 2, -half, half + 1)
+    top = count * half
+    exact = _sampled_gaussian(count * width ** 2, -top, top + 1)
+    rounding = (p.astype(np.float64).astype(np.longdouble) - p).astype(np.float64)
+    rest = _sampled_gaussian((count - 1) * width ** 2, half - top, top - half + 1)
+    n = next_fast_len(rounding.size + rest.size)
+    exact += count * np.fft.irfft(np.fft.rfft(rounding, n) * np.fft.rfft(
+        rest.astype(np.float64), n), n)[:exact.size].astype(np.longdouble)
+    return p.astype(np.float64), exact
+
+
 @pytest.mark.parametrize("four_step", [False, True])
 @pytest.mark.parametrize("width, count, factor", [(403, 100, 4), (1624, 64, 3),
                                                   (2869, 16, 3)])
@@ -190,16 +207,9 @@ def test_round_off_estimates_cover_wide_smooth_laws(width, count, factor, four_s
     if four_step:
         monkeypatch.setattr(fft, "_FOUR_STEP_MIN", 64)
     half = 12 * width
-    p = _sampled_gaussian(width ** 2, -half, half + 1)
-    law = LatticePMF(p.astype(np.float64), -half, 1e-3, 0.0, 0.0)
-    top = count * half
-    t = _sampled_gaussian(count * width ** 2, -top, top + 1)
-    rounding = (p.astype(np.float64).astype(np.longdouble) - p).astype(np.float64)
-    rest = _sampled_gaussian((count - 1) * width ** 2, half - top, top - half + 1)
-    n = fft.next_fast_len(rounding.size + rest.size)
-    t += count * np.fft.irfft(np.fft.rfft(rounding, n) * np.fft.rfft(
-        rest.astype(np.float64), n), n)[:t.size].astype(np.longdouble)
-    exact, q0 = _regrid_exact(t, -top, factor)
+    p, t = _gaussian_power(width, half, count)
+    law = LatticePMF(p, -half, 1e-3, 0.0, 0.0)
+    exact, q0 = _regrid_exact(t, -count * half, factor)
     got, _, _, numeric = compose_regridded(law, count, factor, tail_mass=1e-30,
                                            max_size=2**27)
     lo, hi = min(q0, got.offset), max(q0 + exact.size, got.offset + got.probs.size)
@@ -214,18 +224,11 @@ def test_single_level_round_off_covers_high_powers(width, count):
     of a sampled Gaussian: the first-order estimate alone was exceeded 1.22 times at
     ``(100, 10_000)``; the realised error grows like ``count eps ||Y||_2``."""
     half = 12 * width + 1
-    p = _sampled_gaussian(width ** 2, -half, half + 1)
-    law = LatticePMF(p.astype(np.float64), -half, 1e-3, 0.0, 0.0)
+    p, t = _gaussian_power(width, half, count)
+    law = LatticePMF(p, -half, 1e-3, 0.0, 0.0)
     got = compose_lattices([(law, count)], tail_mass=1e-40, max_size=2**27)
     lo, hi = got.offset, got.offset + got.probs.size
-    exact = _sampled_gaussian(count * width ** 2, lo, hi)
-    rounding = (p.astype(np.float64).astype(np.longdouble) - p).astype(np.float64)
-    rest_half = (count - 1) * half
-    rest = _sampled_gaussian((count - 1) * width ** 2, -rest_half, rest_half + 1)
-    n = next_fast_len(rounding.size + rest.size)
-    corr = np.fft.irfft(np.fft.rfft(rounding, n) * np.fft.rfft(rest.astype(np.float64), n), n)
-    start = -half - rest_half                          # index of corr[0]
-    exact += count * corr[lo - start:hi - start].astype(np.longdouble)
+    exact = t[lo + count * half:hi + count * half]
     err = float(np.abs(got.probs.astype(np.longdouble) - exact).sum())
     assert err <= got.numeric_error, (err, got.numeric_error)
 

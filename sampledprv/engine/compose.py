@@ -203,9 +203,9 @@ def _binary_power(base: np.ndarray, c: int, scratch: np.ndarray) -> np.ndarray:
     return result
 
 
-#: factor on the first-order FFT round-off estimate: against extended-precision
-#: references that estimate was exceeded by up to 20% on spiky laws (350 random laws,
-#: smooth ones reached 0.54 of it; tests/test_compose_regrid.py)
+#: factor on the l1 (first-order) term of :func:`roundoff_estimate`: alone, that term was
+#: exceeded by up to 20% on random spiky laws (and up to 3.3 times on wide smooth ones,
+#: which the l2 term covers; tests/test_compose_regrid.py)
 _ROUNDOFF_SAFETY = 1.5
 #: weight of the spectrum's l2 term of the round-off estimate (:func:`roundoff_estimate`)
 _L2_WEIGHT = 0.1
@@ -235,11 +235,6 @@ def _layout_norms(a: np.ndarray, n1: int) -> tuple[float, float]:
         sums += layout_row_norms(a[r0:r0 + rows], r0, n1)
     ends = abs(a[0, 0]) + abs(a[0, a.shape[1] // 2])     # Y_0 and Y_(n/2), counted twice
     return float(sums[0] + ends), math.sqrt(sums[1])
-
-
-def _spectral_l1(spectrum: np.ndarray) -> float:
-    """``sum |Y|`` over the full Hermitian spectrum of a half spectrum (chunked)."""
-    return _spectral_norms(spectrum)[0]
 
 
 def roundoff_estimate(products: float, n: int, l1: float, l2: float,
