@@ -28,6 +28,7 @@ import numpy as np
 
 from ... import _validation as v
 from ...engine import LatticePMF, delta_of_eps, eps_of_delta
+from ...engine.compose import roundoff_estimate
 from ..histograms.histogram import LossHistogram
 from .envelopes import cp_upper
 
@@ -58,11 +59,19 @@ def seed_pmf(hist1: LossHistogram, mean2: float, L: float, h: float) -> LatticeP
     return LatticePMF(q, -m, h, shift=mu_hat, p_inf=0.0)
 
 
-def circular_compose(components: Sequence[tuple[LatticePMF, int]], m: int) -> LatticePMF:
-    r"""Algorithm 6, line 4: :math:`\bigoplus` of the components modulo ``2L = (2m+1) h``.
+def circular_compose(components: Sequence[tuple[LatticePMF, int]],
+                     m: int) -> tuple[LatticePMF, float]:
+    r"""Algorithm 6, line 4: :math:`\bigoplus` of the components modulo ``2L = (2m+1) h``,
+    and the estimated total absolute round-off of the result.
 
     Every component lives on ``i h + shift``, ``|i| <= m``; the sum of the indices is
     reduced into ``[-m, m]`` (circular FFT of length ``2m + 1``) and the shifts add.
+    The paper treats this FFT as exact; the round-off (in l1, so in ``delta``) is
+    estimated as for every other FFT composition
+    (:func:`~sampledprv.engine.compose.roundoff_estimate` from the composed spectrum's
+    norms, never below twice the negative mass) and :func:`seed_direction` adds it to
+    :math:`\eta`.  Negative entries are clipped to zero, which moves no entry away from
+    the exact (nonnegative) circular convolution.
     """
     import scipy.fft
 
@@ -76,14 +85,24 @@ def circular_compose(components: Sequence[tuple[LatticePMF, int]], m: int) -> La
         f = f ** c if c > 1 else f
         spec = f if spec is None else spec * f
         shift += c * pmf.shift
-    res = scipy.fft.irfft(spec, n=nn)
+    assert spec is not None
     k_total = sum(c for _, c in components)
+    # the half spectrum of an odd length has no Nyquist entry: every entry but Y_0 is
+    # one of a conjugate pair (l1 counts Y_0 twice as well, which only enlarges it)
+    mags = np.abs(spec)
+    l1 = 2.0 * float(mags.sum())
+    l2 = math.sqrt(max(2.0 * float(np.dot(mags, mags)) - float(mags[0]) ** 2, 0.0))
+    res = scipy.fft.irfft(spec, n=nn)
+    negative = float(-res[res < 0].sum())
+    # a relative error of a transformed entry is raised to the c-th power with it: the
+    # total count is the number of products, as in engine.compose.compose_lattices
+    error = max(2.0 * negative, roundoff_estimate(k_total, nn, l1, l2))
     # position r holds index sum s with s + k m = r (mod nn); map to s in [-m, m]
     r = np.arange(nn)
     s = ((r - k_total * m + m) % nn) - m
     out = np.zeros(nn)
     out[s + m] = np.clip(res, 0.0, None)
-    return LatticePMF(out, -m, components[0][0].h, shift=shift, p_inf=0.0)
+    return LatticePMF(out, -m, components[0][0].h, shift=shift, p_inf=0.0), error
 
 
 def seed_tau_eta(*, k: int, n: int, L: float, h: float, s: float, t: float,
@@ -201,15 +220,20 @@ def seed_direction(parts: Sequence[tuple[tuple[LatticePMF, float, int], int]], *
     ``parts`` are ``(seed_half(...), count)`` of the composed mechanisms; ``n`` the
     in-window draws per half (the smallest over the mechanisms); ``tail_sum`` a
     certified bound on :math:`P[|\sum Y_i| \ge L - t]`.  ``tau`` includes
-    ``h / (2 fine)``, the error of the midpoint mean of :func:`seed_half`.
+    ``h / (2 fine)``, the error of the midpoint mean of :func:`seed_half`; ``eta``
+    includes the estimated round-off of the circular FFT (:func:`circular_compose`),
+    which the paper's theorem leaves out (the term ``"FFT round-off"``).
     """
     k = sum(c for _, c in parts)
     tails = [half[1] for half, c in parts for _ in range(c)]
     tau, eta, terms = seed_tau_eta(k=k, n=n, L=L, h=h, s=s, t=t, tail_single=tails,
                                    tail_sum=tail_sum)
     tau += h / fine / 2.0
-    y_hat = circular_compose([(half[0], c) for half, c in parts], m)
-    return y_hat, tau, eta, terms
+    y_hat, roundoff = circular_compose([(half[0], c) for half, c in parts], m)
+    # the FFT's round-off moves the composed law by at most `roundoff` in l1, so every
+    # delta(epsilon) of it by at most that much (the hockey-stick weights lie in [0, 1])
+    terms["FFT round-off"] = roundoff
+    return y_hat, tau, eta + roundoff, terms
 
 
 def seed_epsilon(y: LatticePMF, tau: float, eta: float, delta: float) -> tuple[float, float, float]:
