@@ -219,3 +219,66 @@ def test_layout_composition_equals_natural_order(monkeypatch, seed):
     assert layout.numeric_error == pytest.approx(natural.numeric_error, rel=1e-9)
     assert np.abs(layout.probs - natural.probs).sum() <= \
         layout.numeric_error + natural.numeric_error
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lazy_tail_sums_do_not_depend_on_the_query_order(seed):
+    """The row carries are summed from the top down only as far as queries need: a
+    small-delta query leaves the bulk unsummed, and every number equals the one of a
+    curve whose sums were all finished first (same operations, same order)."""
+    from sampledprv.engine import curve as cv
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3 * cv._PASS, 6 * cv._PASS))
+    points = cv.LatticePoints(int(rng.integers(-10**5, 10**5)), 1e-3, float(rng.normal()), n)
+    p = np.exp(-0.5 * ((np.arange(n) - n / 2) / (n / 10)) ** 2)
+    p /= 1.01 * p.sum()
+    lazy, eager = PrivacyCurve(points, p, 1e-12), PrivacyCurve(points, p, 1e-12)
+    eager._tails.at(0)                                  # every pass done
+    assert eager._tails._done_row == 0
+    e_small = lazy.epsilon(1e-6)
+    assert lazy._tails._done_row > 0                    # the bulk was never summed
+    assert e_small == eager.epsilon(1e-6)
+    for j in map(int, rng.permutation(np.r_[rng.integers(0, n, 30), 0, n - 1])):
+        assert lazy._tails.at(j) == eager._tails.at(j)
+    for d in [1e-11, 1e-3, 0.2, 0.9, 1.0]:
+        assert lazy.epsilon(d) == eager.epsilon(d)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_galloping_epsilon_equals_bisection(seed):
+    """``epsilon(delta)`` (galloping down from the top, then bisecting) returns the
+    point of plain bisection over the whole support, including the answers 0 and
+    ``inf`` and curves with ``eps_min`` inside the support."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 5000))
+    v = np.sort(rng.normal(rng.uniform(-2, 5), 3, n))
+    p = rng.random(n) ** 3
+    p /= p.sum() * 1.05
+    p_inf = float(rng.choice([0.0, 1e-9, 1e-3]))
+    eps_min = float(rng.choice([-1.0, float(v[n // 2])]))
+    curve = PrivacyCurve(v, p, p_inf, eps_min=eps_min)
+
+    def bisect(delta):
+        if delta < p_inf:
+            return np.inf
+        e0 = max(0.0, eps_min)
+        if curve.delta(e0) <= delta:
+            return 0.0
+        kept = curve.values
+        lo, hi = 0, kept.size
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if curve._delta_at(mid) <= delta:
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo >= kept.size:
+            return float(kept[-1])
+        tail_p, log_q = curve._tails.at(lo)
+        rem = tail_p - delta
+        return float(kept[lo]) if rem <= 0 else max(0.0, float(np.log(rem) - log_q))
+
+    for d in [1e-12, 1e-9, 1e-6, 1e-3, 0.01, 0.1, 0.5, 0.99, 1.0,
+              *map(float, rng.random(10))]:
+        assert curve.epsilon(d) == bisect(d), d

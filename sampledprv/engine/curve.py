@@ -15,6 +15,7 @@ losses beyond 745 (where ``exp(-s)`` underflows) are handled.
 from __future__ import annotations
 
 import math
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -69,36 +70,81 @@ def _tail_sums(values, probs: np.ndarray, p_inf: float) -> "_ArrayTails | _RowTa
     rowlen = _BLOCK if gap * _BLOCK <= _SPAN else int(_SPAN // gap)
     if rowlen < 16:        # support points tens of nats apart: few of them, plain loop
         return _ArrayTails(*_tail_sums_sparse(values, probs, p_inf))
-    ld = np.longdouble
-    n_rows = -(-n // rowlen)
-    after_rows = np.empty(n_rows)          # float64 carries of tail_p into each row
-    q_rows = np.empty(n_rows)              # float64 carries of the q sums, against ref
-    ref_rows = np.empty(n_rows)            # each row's reference exponent (first loss)
-    carry_p = ld(p_inf)
-    carry_q = ld(0.0)              # sum over later points of p e^{ref_next - s}
-    ref_next = ld(0.0)
-    step = rowlen * max(1, _PASS // rowlen)
-    for a in range(((n - 1) // step) * step, -1, -step):
-        b = min(a + step, n)
+    return _RowTails(values, probs, p_inf, rowlen, lattice)
+
+
+class _ArrayTails:
+    """``tail_p`` and ``log_q`` as full tables (the sparse and compensated paths)."""
+
+    def __init__(self, tail_p: np.ndarray, log_q: np.ndarray) -> None:
+        self.tail_p, self.log_q = tail_p, log_q
+
+    def at(self, j: int) -> tuple[float, float]:
+        return float(self.tail_p[j]), float(self.log_q[j])
+
+
+class _RowTails:
+    """``tail_p`` and ``log_q`` kept per row of :func:`_tail_sums` and finished inside
+    the row on demand (``O(row length)`` per point).
+
+    The row carries are chained from the top (the largest losses) down, one pass of
+    ``_PASS`` points at a time, and only as far down as a query has needed so far: a
+    curve queried at small ``delta`` (its upper tail) never sums the bulk below.  The
+    passes run in the same order with the same operations whether done at once or on
+    demand, so the numbers do not depend on the order of the queries."""
+
+    def __init__(self, values, probs: np.ndarray, p_inf: float, rowlen: int,
+                 lattice: bool) -> None:
+        self.values, self.probs, self.p_inf, self.rowlen = values, probs, float(p_inf), rowlen
+        self.lattice = lattice
+        self.n = n = int(probs.size)
+        n_rows = -(-n // rowlen)
+        self.after = np.empty(n_rows)          # float64 carries of tail_p into each row
+        self.carry_q = np.empty(n_rows)        # float64 carries of the q sums, against ref
+        self.ref = np.empty(n_rows)            # each row's reference exponent (first loss)
+        self._step = rowlen * max(1, _PASS // rowlen)
+        self._next = ((n - 1) // self._step) * self._step if n else -1  # next pass start
+        self._done_row = n_rows                # rows >= this one are summed
+        ld = np.longdouble
+        self._carry_p = ld(p_inf)
+        self._carry_qx = ld(0.0)               # sum over later points of p e^{ref_next - s}
+        self._ref_next = ld(0.0)
+        self._lock = threading.Lock()
+
+    def _ensure(self, row: int) -> None:
+        """Sum passes from the top down until ``row`` is covered."""
+        if row >= self._done_row:
+            return
+        with self._lock:
+            while row < self._done_row:
+                self._pass()
+
+    def _pass(self) -> None:
+        ld = np.longdouble
+        rowlen, probs, values = self.rowlen, self.probs, self.values
+        a = self._next
+        b = min(a + self._step, self.n)
         m = b - a
         rows = -(-m // rowlen)
         r0 = a // rowlen
         p = np.zeros(rows * rowlen)
         p[:m] = probs[a:b]
         s = np.full(rows * rowlen, values[b - 1])
-        s[:m] = values.array(a, b) if lattice else values[a:b]
+        s[:m] = values.array(a, b) if self.lattice else values[a:b]
         p, s = p.reshape(rows, rowlen), s.reshape(rows, rowlen)
         ref = s[:, 0].copy()
         # tail_p: row suffix sums plus the exclusive suffix of the row totals
         tot = _suffix(p)[:, 0].astype(ld)
+        carry_p = self._carry_p
         after = np.empty(rows, dtype=ld)
         after[-1] = carry_p
         after[:-1] = carry_p + np.cumsum(tot[:0:-1])[::-1]
-        after_rows[r0:r0 + rows] = after.astype(np.float64)
-        carry_p = after[0] + tot[0]
+        self.after[r0:r0 + rows] = after.astype(np.float64)
+        self._carry_p = after[0] + tot[0]
         # log_q: rows against their own reference, carries rescaled row to row
         row_q = _suffix(p * np.exp(ref[:, None] - s))[:, 0].astype(ld)
         refl = ref.astype(ld)
+        carry_q, ref_next = self._carry_qx, self._ref_next
         # C_r = sum_{r' > r} row_q[r'] e^{ref_r - ref_r'} + carry_q e^{ref_r - ref_next},
         # against the pass's smallest reference (the extended type spans e^{+-11356})
         if float(refl[-1] - refl[0]) < 11000.0:
@@ -114,36 +160,17 @@ def _tail_sums(values, probs: np.ndarray, p_inf: float) -> "_ArrayTails | _RowTa
                 cq[r] = c
                 if r:
                     c = (c + row_q[r]) * np.exp(refl[r - 1] - refl[r])
-        carry_q, ref_next = cq[0] + row_q[0], refl[0]
-        q_rows[r0:r0 + rows] = cq.astype(np.float64)
-        ref_rows[r0:r0 + rows] = ref
-    return _RowTails(values, probs, p_inf, rowlen, after_rows, q_rows, ref_rows)
-
-
-class _ArrayTails:
-    """``tail_p`` and ``log_q`` as full tables (the sparse and compensated paths)."""
-
-    def __init__(self, tail_p: np.ndarray, log_q: np.ndarray) -> None:
-        self.tail_p, self.log_q = tail_p, log_q
-
-    def at(self, j: int) -> tuple[float, float]:
-        return float(self.tail_p[j]), float(self.log_q[j])
-
-
-class _RowTails:
-    """``tail_p`` and ``log_q`` kept per row of :func:`_tail_sums` and finished inside
-    the row on demand (``O(row length)`` per point)."""
-
-    def __init__(self, values, probs: np.ndarray, p_inf: float, rowlen: int,
-                 after: np.ndarray, carry_q: np.ndarray, ref: np.ndarray) -> None:
-        self.values, self.probs, self.p_inf, self.rowlen = values, probs, float(p_inf), rowlen
-        self.after, self.carry_q, self.ref = after, carry_q, ref
-        self.n = int(probs.size)
+        self._carry_qx, self._ref_next = cq[0] + row_q[0], refl[0]
+        self.carry_q[r0:r0 + rows] = cq.astype(np.float64)
+        self.ref[r0:r0 + rows] = ref
+        self._done_row = r0
+        self._next = a - self._step
 
     def at(self, j: int) -> tuple[float, float]:
         if j >= self.n:
             return self.p_inf, -math.inf
         r = j // self.rowlen
+        self._ensure(r)
         a, b = r * self.rowlen, min((r + 1) * self.rowlen, self.n)
         i = j - a
         p = self.probs[a:b]
@@ -366,10 +393,19 @@ class PrivacyCurve:
         """``inf{eps >= 0 : delta(eps) <= delta}``; ``inf`` when ``delta < p_inf``."""
         if delta < self.p_inf:
             return np.inf
-        if self.delta(max(0.0, self.eps_min)) <= delta:
-            return 0.0
-        # smallest j with delta(s_j) <= delta; eps* lies in [s_{j-1}, s_j]
-        lo, hi = 0, int(self.values.size)
+        # smallest j with delta(s_j) <= delta (non-increasing in j; delta(s_n) = p_inf):
+        # galloping down from the top (steps growing by a quarter: an overshoot of at
+        # most a quarter of the distance), then bisection, so that a small delta only
+        # touches the upper tail (the row sums are finished from the top down on demand)
+        n = int(self.values.size)
+        lo, hi, step = 0, n, 1
+        while hi - step >= 0:
+            if self._delta_at(hi - step) <= delta:
+                hi -= step
+                step += max(1, step // 4)
+            else:
+                lo = hi - step + 1
+                break
         while lo < hi:
             mid = (lo + hi) // 2
             if self._delta_at(mid) <= delta:
@@ -377,6 +413,11 @@ class PrivacyCurve:
             else:
                 lo = mid + 1
         j = lo
+        eps0 = max(0.0, self.eps_min)
+        # delta(eps0) <= delta is only possible when s_j is at most the first point
+        # above eps0 (otherwise delta(eps0) >= delta(s_(j-1)) > delta)
+        if j <= _searchsorted(self.values, eps0, side="right") and self.delta(eps0) <= delta:
+            return 0.0
         if j >= self.values.size:
             return float(self.values[-1]) if self.values.size else 0.0
         tail_p, log_q = self._tails.at(j)
