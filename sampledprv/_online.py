@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._error_terms import CurveErrorTerms
 from .engine.compose import _chernoff_window
 from .engine.discretize import Discretized, discretize, relative_terms
 from .engine.fft import next_fast_len
@@ -33,7 +34,7 @@ MAX_ONLINE_GRID = 2**23
 
 
 @dataclass
-class OnlineDirection:
+class OnlineDirection(CurveErrorTerms):
     """One direction's running composition with its certified error terms (the
     interface the accountant's queries use, shared with rebuilt curves)."""
 
@@ -67,12 +68,6 @@ class OnlineDirection:
     @property
     def grid_points(self) -> int:
         return self.state.n
-
-    def error_upper(self) -> float:
-        return self.hoeffding + self.outside + self.spill_upper + self.numeric_error
-
-    def error_lower(self) -> float:
-        return self.hoeffding + self.spill_upper + self.spill_lower + self.numeric_error
 
     def curve(self, eps: float) -> float:
         return self.state.delta(eps)

@@ -45,6 +45,8 @@ from .engine.regrid import regrid
 from .engine.evolving import LevelPlan, compose_tree, level_tail_masses, plan_cost, plan_levels
 from .engine.exact_atoms import MAX_ATOMS, compose_atoms, enumeration_size
 from .engine.online import Outgrown
+from .engine.error_weights import WeightedError
+from ._error_terms import CurveErrorTerms
 from ._online import OnlinePlan
 from .interval import DETERMINISTIC, Interval, fixed_size_bracket
 from .contract import PrivacyAccountant
@@ -102,7 +104,7 @@ class _Grid:
 
 
 @dataclass(frozen=True)
-class _DirectionCurve:
+class _DirectionCurve(CurveErrorTerms):
     composed: _Grid
     outside: float        # bound on P(some mechanism left its window)
     hoeffding: float
@@ -116,6 +118,10 @@ class _DirectionCurve:
     log_scale_upper: float = 0.0
     log_scale_lower: float = 0.0
     shift: float = 0.0
+    #: the parts of ``numeric_error`` that lie on the windows of inner pieces (tree
+    #: nodes, discretized steps), re-weighted where the curve is queried
+    #: (engine/error_weights.py)
+    weighted: tuple[WeightedError, ...] = ()
 
     @property
     def spill_upper(self) -> float:
@@ -132,12 +138,6 @@ class _DirectionCurve:
     @property
     def grid_points(self) -> int:
         return self.composed.points
-
-    def error_upper(self) -> float:
-        return self.hoeffding + self.outside + self.spill_upper + self.numeric_error
-
-    def error_lower(self) -> float:
-        return self.hoeffding + self.spill_upper + self.spill_lower + self.numeric_error
 
     def curve(self, eps: float) -> float:
         return self.curve_.delta(eps)
@@ -394,6 +394,7 @@ class Accountant(PrivacyAccountant):
 
         def build(direction: str) -> _DirectionCurve:
             comps, extra, outside, mass_error, tv = [], [], 0.0, 0.0, 0.0
+            weighted: list[WeightedError] = []
             scale_up = scale_low = shift = 0.0
             for mech, count in composition.items():
                 cut = decided.cuts.get((mech, direction))
@@ -426,13 +427,15 @@ class Accountant(PrivacyAccountant):
                     comps.append((d.pmf, count))
                     outside += count * d.outside_mass
                     mass_error += count * d.mass_error
+                # the bucket masses' rounding lies on the step's window
+                weighted.append(WeightedError.of(count * d.window_error, d.pmf))
                 scale_up, scale_low, shift = relative_terms(d, count, scale_up, scale_low,
                                                             shift)
             try:
                 if plan.levels:
                     composed, tree_tv = compose_tree(
                         comps, plan, inner_budget=inner_budget, tail_mass=top_tail,
-                        max_size=self.max_grid_size, extra=extra)
+                        max_size=self.max_grid_size, extra=extra, weighted=weighted)
                     tv += tree_tv
                 else:
                     composed = compose_lattices(comps, tail_mass=top_tail,
@@ -446,7 +449,7 @@ class Accountant(PrivacyAccountant):
             return _DirectionCurve(_Grid.of(composed), min(1.0, outside), hoeffding,
                                    self.eps_error,
                                    curve, composed.numeric_error + mass_error + tv,
-                                   scale_up, scale_low, shift)
+                                   scale_up, scale_low, shift, tuple(weighted))
 
         # the two directions are independent; FFTs and large ufuncs release the GIL, so
         # two threads use two cores -- unless the grids are so long that two at once
@@ -679,18 +682,19 @@ class Accountant(PrivacyAccountant):
         if bracketed is not None:
             return bracketed
         curves = self._select(direction)
-        lows, ests, ups = [], [], []
+        lows, ests, ups, used = [], [], [], []
         for c in curves.values():
             slack = c.t + c.shift
-            up = min(1.0, math.exp(c.log_scale_upper)
-                     * (c.curve_high(eps - slack) + c.error_upper()))
+            e_up, e_low = c.error_upper(eps - slack), c.error_lower(eps + slack)
+            up = min(1.0, math.exp(c.log_scale_upper) * (c.curve_high(eps - slack) + e_up))
             low = min(max(0.0, math.exp(c.log_scale_lower)
-                          * (c.curve_low(eps + slack) - c.error_lower())), up)
+                          * (c.curve_low(eps + slack) - e_low)), up)
             ups.append(up)
             lows.append(low)
             ests.append(min(max(c.curve(eps), low), up))
+            used.append((e_up, e_low))
         return Interval(max(lows), max(ests), max(ups), DETERMINISTIC, 1.0, self._method,
-                        self._details(curves))
+                        self._details(curves, used))
 
     def epsilon(self, delta: float, direction: object = None) -> Interval:
         """Certified interval for :math:`\\varepsilon(\\delta) = \\inf\\{\\varepsilon \\ge 0 :
@@ -703,16 +707,17 @@ class Accountant(PrivacyAccountant):
         if bracketed is not None:
             return bracketed
         curves = self._select(direction)
-        lows, ests, ups = [], [], []
+        lows, ests, ups, used = [], [], [], []
         for c in curves.values():
-            e_up = c.error_upper()
+            # the least the error terms can be (the round-off's weights at their floor)
+            e_up, numeric = c.error_upper(math.inf), c.numeric_at(math.inf)
             # the curve bound is scale * (lattice curve + e_up): solve for the lattice curve
             d_up = delta * math.exp(-c.log_scale_upper)
             if d_up <= e_up:
                 terms = (f"its error terms add up to {e_up:.3g} (Hoeffding {c.hoeffding:.2g}, "
                          f"truncation {c.outside:.2g}, aliasing {c.spill_upper:.2g}, "
-                         f"round-off {c.numeric_error:.2g})")
-                if c.numeric_error >= 0.5 * e_up:
+                         f"round-off {numeric:.2g})")
+                if numeric >= 0.5 * e_up:
                     # delta_error sets the other terms; the floating-point round-off of
                     # the composition (CDF and FFT rounding, growing with the number of
                     # composed mechanisms) is what it is
@@ -726,17 +731,25 @@ class Accountant(PrivacyAccountant):
                     f"delta={delta:.3g} is below what this accountant resolves: {terms}",
                     remedies)
             slack = c.t + c.shift
-            up = c.inverse_high(d_up - e_up) + slack
-            low = max(0.0, c.inverse_low(delta * math.exp(-c.log_scale_lower)
-                                         + c.error_lower(), slack) - slack)
+            # the error terms depend on where the curve is read (engine/error_weights.py)
+            x_up = c.solve_upper(d_up)
+            x_low = c.solve_lower(delta * math.exp(-c.log_scale_lower), slack)
+            up = x_up + slack
+            low = max(0.0, x_low - slack)
             est = c.inverse(delta)
             ups.append(up)
             lows.append(low)
             ests.append(min(max(est, low), up))
+            used.append((c.error_upper(x_up if math.isfinite(x_up) else None),
+                         c.error_lower(x_low)))
         return Interval(max(lows), max(ests), max(ups), DETERMINISTIC, 1.0, self._method,
-                        self._details(curves))
+                        self._details(curves, used))
 
-    def _details(self, curves: dict[str, _DirectionCurve]) -> dict[str, object]:
+    def _details(self, curves: dict[str, _DirectionCurve],
+                 used: list[tuple[float, float]]) -> dict[str, object]:
+        """The interval's details; ``used`` are the ``(upper, lower)`` additive error
+        terms each direction's ends were computed with (they depend on where the curve
+        was read)."""
         any_c = next(iter(curves.values()))
         return {
             **self._levels,
@@ -748,8 +761,10 @@ class Accountant(PrivacyAccountant):
             "spill_upper": {d: c.spill_upper for d, c in curves.items()},
             "spill_lower": {d: c.spill_lower for d, c in curves.items()},
             "numeric_error": {d: c.numeric_error for d, c in curves.items()},
-            "delta_error_upper": max(c.error_upper() for c in curves.values()),
-            "delta_error_lower": max(c.error_lower() for c in curves.values()),
+            "delta_error_upper": max(u for u, _ in used),
+            "delta_error_lower": max(lo for _, lo in used),
+            "delta_error_upper_unweighted": max(c.error_upper() for c in curves.values()),
+            "delta_error_lower_unweighted": max(c.error_lower() for c in curves.values()),
         }
 
     def __repr__(self) -> str:

@@ -29,6 +29,8 @@ _BLOCK = 256
 _SPAN = 600.0
 #: points per vectorized pass (bounds the temporaries to a few MiB)
 _PASS = 2**18
+#: finished rows a curve keeps for repeated reads (a bisection reads few rows often)
+_ROWS_KEPT = 64
 #: numpy's extended type resolves at least 2^-63 relative (x86-64, aarch64 Linux)
 _EXTENDED = float(np.finfo(np.longdouble).eps) <= 2.0 ** -60
 
@@ -110,6 +112,7 @@ class _RowTails:
         self._carry_qx = ld(0.0)               # sum over later points of p e^{ref_next - s}
         self._ref_next = ld(0.0)
         self._lock = threading.Lock()
+        self._rows: dict[int, tuple[list, list]] = {}   # finished rows, recently read
 
     def _ensure(self, row: int) -> None:
         """Sum passes from the top down until ``row`` is covered."""
@@ -171,16 +174,22 @@ class _RowTails:
             return self.p_inf, -math.inf
         r = j // self.rowlen
         self._ensure(r)
-        a, b = r * self.rowlen, min((r + 1) * self.rowlen, self.n)
-        i = j - a
-        p = self.probs[a:b]
-        s = self.values.array(a, b) if isinstance(self.values, LatticePoints) \
-            else self.values[a:b]
-        tail_p = np.cumsum(p[::-1])[::-1][i] + self.after[r]
-        sq = np.cumsum((p * np.exp(self.ref[r] - s))[::-1])[::-1][i] + self.carry_q[r]
-        with np.errstate(divide="ignore"):
-            log_q = np.log(sq) - self.ref[r]
-        return float(tail_p), float(log_q)
+        row = self._rows.get(r)
+        if row is None:
+            a, b = r * self.rowlen, min((r + 1) * self.rowlen, self.n)
+            p = self.probs[a:b]
+            s = self.values.array(a, b) if isinstance(self.values, LatticePoints) \
+                else self.values[a:b]
+            tail_p = np.cumsum(p[::-1])[::-1] + self.after[r]
+            sq = np.cumsum((p * np.exp(self.ref[r] - s))[::-1])[::-1] + self.carry_q[r]
+            with np.errstate(divide="ignore"):
+                log_q = np.log(sq) - self.ref[r]
+            row = (tail_p.tolist(), log_q.tolist())
+            if len(self._rows) >= _ROWS_KEPT:      # queries revisit few rows: keep some
+                self._rows.clear()
+            self._rows[r] = row
+        i = j - r * self.rowlen
+        return row[0][i], row[1][i]
 
 
 def _tail_sums_sparse(values: np.ndarray, probs: np.ndarray, p_inf: float

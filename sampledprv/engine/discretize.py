@@ -44,6 +44,10 @@ class Discretized:
     rel_error: float = 0.0
     #: bound on the error of each atom's loss value: c copies shift the sum by c times it
     value_error: float = 0.0
+    #: the part of ``mass_error`` that lies on the window (the bucket masses' rounding,
+    #: not the law's own ``mass_defect``): it may be weighted by where the curve is read
+    #: (engine/error_weights.py)
+    window_error: float = 0.0
 
 
 _ULPS = 4 * np.finfo(np.float64).eps   # assumed accuracy of a CDF / SF evaluation (scipy ndtr, gammainc)
@@ -162,13 +166,15 @@ def discretize(dist: LossDistribution, h: float, tau: float,
         rel_error = float(dist.mass_rel_error + _ATOM_REL
                           + shared * np.finfo(np.float64).eps)
     # the law's own distance to the truth (a certified truncated tail)
+    window_error = mass_error
     mass_error += float(dist.mass_defect)
     total = probs.sum()
     mu = float(offsets.sum() / total) if total > 0 else 0.0
     mu = float(np.clip(mu, -0.5 * h, 0.5 * h))
     pmf = LatticePMF(probs=probs, offset=i0, h=h, shift=mu, p_inf=dist.p_pos_inf)
     return Discretized(pmf=pmf, outside_mass=outside, mass_error=mass_error,
-                       rel_error=rel_error, value_error=float(dist.value_error))
+                       rel_error=rel_error, value_error=float(dist.value_error),
+                       window_error=window_error)
 
 
 def relative_terms(d: Discretized, count: int, log_up: float, log_low: float,

@@ -41,6 +41,7 @@ from .compose import ComposedPMF, GridTooLargeError, compose_lattices
 from .compose_regrid import compose_regridded, foldable
 from .lattice import LatticePMF
 from .regrid import regrid
+from .error_weights import WeightedError
 
 @lru_cache(maxsize=65536)
 def _mixed_radix(node_counts: tuple[int, ...], count: int) -> tuple[tuple[int, int], ...]:
@@ -343,12 +344,17 @@ def level_tail_masses(plan: LevelPlan, counts: Sequence[int], budget: float) -> 
 
 def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, *,
                  inner_budget: float, tail_mass: float, max_size: int,
-                 extra: Sequence[tuple[LatticePMF, int]] = ()) -> tuple[ComposedPMF, float]:
+                 extra: Sequence[tuple[LatticePMF, int]] = (),
+                 weighted: list[WeightedError] | None = None) -> tuple[ComposedPMF, float]:
     """Compose with the multi-level scheme; ``extra`` laws (already on the top mesh) join
     the top-level composition.
 
     Returns the composed law on the top mesh and the total-variation error of the inner
-    levels (already multiplied by the number of node instances that use them)."""
+    levels (already multiplied by the number of node instances that use them).  The
+    round-off parts of that error are also appended to ``weighted``, each with its
+    node's window and mass (:mod:`sampledprv.engine.error_weights`)."""
+    if weighted is None:
+        weighted = []
     counts = [int(c) for _, c in components]
     tails = level_tail_masses(plan, counts, inner_budget)
     meshes = plan.meshes
@@ -364,6 +370,9 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
             law, spill_up, spill_down, numeric = _compose_then_regrid(
                 laws[-1], plan.arities[i - 1], plan.factors[i - 1], tails[i], max_size)
             tv_error += instances[i] * (2.0 * (spill_up + spill_down) + numeric)
+            # the round-off lies on the node's window (the spills outside it stay
+            # unweighted): engine/error_weights.py
+            weighted.append(WeightedError.of(instances[i] * numeric, law))
             laws.append(law)
             if i - 1 not in uses:             # only the remainders need the lower laws
                 laws[i - 1] = None
@@ -380,6 +389,7 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
                 law, spill_up, spill_down, numeric = _compose_then_regrid(
                     law, mult, to_top, tails[j + 1], max_size)
                 tv_error += 2.0 * (spill_up + spill_down) + numeric
+                weighted.append(WeightedError.of(numeric, law))
                 outer.append((law, 1))
             else:
                 outer.append((regrid(law, to_top), 1))
@@ -399,6 +409,7 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
         law, c = outer[widest]
         carrier = min(1.0, float(law.probs.sum()) + law.p_inf) ** c
         tv_error += carrier * (2.0 * (pre.spill_upper + pre.spill_lower) + pre.numeric_error)
+        weighted.append(WeightedError.of(pre.numeric_error, _as_lattice(pre), cap=carrier))
         outer = [outer[widest], (_as_lattice(pre), 1)]
     composed = compose_lattices(outer, tail_mass=tail_mass, max_size=max_size)
     return composed, tv_error
