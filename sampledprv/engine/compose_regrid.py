@@ -123,6 +123,16 @@ def compose_regridded(pmf: LatticePMF, count: int, factor: int, *, tail_mass: fl
 
     Returns the regridded law on mesh ``factor * pmf.h``, the Chernoff spill bounds of
     the fine window (upper, lower) and the bound on the total absolute round-off."""
+    return compose_regridded_window(pmf, count, factor, tail_mass=tail_mass,
+                                    max_size=max_size)[:4]
+
+
+def compose_regridded_window(pmf: LatticePMF, count: int, factor: int, *,
+                             tail_mass: float, max_size: int
+                             ) -> tuple[LatticePMF, float, float, float, float]:
+    """:func:`compose_regridded` and the width (loss units) of the coarse window that
+    holds its round-off: the law is trimmed of zero end bins, its errors are not (an
+    entry rounded to zero may stand for a tiny exact mass)."""
     factor, count = int(factor), int(count)
     if not foldable(factor):
         raise ValueError(f"factor={factor} has a prime factor above {_FOLD_PRIMES[-1]}")
@@ -175,7 +185,7 @@ def compose_regridded(pmf: LatticePMF, count: int, factor: int, *, tail_mass: fl
     del res
     law = LatticePMF(probs=probs, offset=q_lo, h=h * factor, shift=count * comp.shift,
                      p_inf=p_inf).trimmed()
-    return law, spill_up, spill_down, numeric
+    return law, spill_up, spill_down, numeric, (q_hi - q_lo) * h * factor
 
 
-__all__ = ["compose_regridded", "foldable"]
+__all__ = ["compose_regridded", "compose_regridded_window", "foldable"]

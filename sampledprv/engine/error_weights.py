@@ -57,9 +57,13 @@ class WeightedError:
     cap: float = 1.0
 
     @classmethod
-    def of(cls, error: float, law: LatticePMF, cap: float = 1.0) -> "WeightedError":
-        """The error of pieces whose computed law is ``law`` (its window and mass)."""
-        width = max(law.probs.size - 1, 0) * law.h
+    def of(cls, error: float, law: LatticePMF, cap: float = 1.0,
+           width: float | None = None) -> "WeightedError":
+        """The error of pieces whose computed law is ``law``: its mass, and its window
+        unless ``width`` gives the (wider) window that holds the error -- a law trimmed
+        of zero end bins may have errors beyond its ends (entries rounded to zero)."""
+        own = max(law.probs.size - 1, 0) * law.h
+        width = own if width is None else max(float(width), own)
         # the float sum of non-negative terms is within n ulps of the exact one
         mass = float(law.probs.sum()) * (1.0 - 2.0 ** -40)
         return cls(float(error), float(width), max(mass, 0.0), float(cap))

@@ -38,7 +38,7 @@ from functools import cached_property, lru_cache
 from typing import Sequence
 
 from .compose import ComposedPMF, GridTooLargeError, compose_lattices
-from .compose_regrid import compose_regridded, foldable
+from .compose_regrid import compose_regridded_window, foldable
 from .lattice import LatticePMF
 from .regrid import regrid
 from .error_weights import WeightedError
@@ -319,16 +319,20 @@ def _as_lattice(c: ComposedPMF) -> LatticePMF:
 
 
 def _compose_then_regrid(law: LatticePMF, count: int, factor: int, tail: float,
-                         max_size: int) -> tuple[LatticePMF, float, float, float]:
+                         max_size: int) -> tuple[LatticePMF, float, float, float, float]:
     """The ``count``-fold composition of ``law`` regridded by ``factor``: in the frequency
     domain where the factor allows it (``engine/compose_regrid.py``), else composed on
-    the fine mesh and then regridded.  Returns the law, the spill bounds (upper, lower)
-    and the round-off bound."""
+    the fine mesh and then regridded.  Returns the law, the spill bounds (upper, lower),
+    the round-off bound and the width of the window that holds the round-off (the
+    returned law is trimmed of zero end bins; its errors need not be)."""
     if foldable(factor):
-        return compose_regridded(law, count, factor, tail_mass=tail, max_size=max_size)
+        return compose_regridded_window(law, count, factor, tail_mass=tail,
+                                        max_size=max_size)
     c = compose_lattices([(law, count)], tail_mass=tail, max_size=max_size)
+    # regridding moves each fine point by less than a coarse mesh
+    width = (c.probs.size - 1 + factor) * c.h
     return (regrid(_as_lattice(c), factor), c.spill_upper, c.spill_lower,
-            c.numeric_error)
+            c.numeric_error, width)
 
 
 def level_tail_masses(plan: LevelPlan, counts: Sequence[int], budget: float) -> dict[int, float]:
@@ -367,12 +371,12 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
         need = max(uses)
         laws = [pmf]
         for i in range(1, need + 1):
-            law, spill_up, spill_down, numeric = _compose_then_regrid(
+            law, spill_up, spill_down, numeric, width = _compose_then_regrid(
                 laws[-1], plan.arities[i - 1], plan.factors[i - 1], tails[i], max_size)
             tv_error += instances[i] * (2.0 * (spill_up + spill_down) + numeric)
             # the round-off lies on the node's window (the spills outside it stay
             # unweighted): engine/error_weights.py
-            weighted.append(WeightedError.of(instances[i] * numeric, law))
+            weighted.append(WeightedError.of(instances[i] * numeric, law, width=width))
             laws.append(law)
             if i - 1 not in uses:             # only the remainders need the lower laws
                 laws[i - 1] = None
@@ -386,10 +390,10 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
                 outer.append((regrid(law, to_top), mult))
                 continue
             if mult > 1:                              # the remainder's partial node
-                law, spill_up, spill_down, numeric = _compose_then_regrid(
+                law, spill_up, spill_down, numeric, width = _compose_then_regrid(
                     law, mult, to_top, tails[j + 1], max_size)
                 tv_error += 2.0 * (spill_up + spill_down) + numeric
-                weighted.append(WeightedError.of(numeric, law))
+                weighted.append(WeightedError.of(numeric, law, width=width))
                 outer.append((law, 1))
             else:
                 outer.append((regrid(law, to_top), 1))
