@@ -12,6 +12,7 @@ found by bisection."""
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from .engine.error_weights import WeightedError, weighted_total
 
@@ -19,6 +20,20 @@ from .engine.error_weights import WeightedError, weighted_total
 #: point (the returned end is always on the safe side; 1e-10 of epsilon is far below any
 #: eps_error)
 _SOLVE_TOL = 1e-10
+
+
+def _bisect(good: float, bad: float, ok: Callable[[float], bool]) -> float:
+    """Bisection between a point ``good`` where ``ok`` holds and ``bad`` where it does
+    not (either order), to ``_SOLVE_TOL`` relative; returns a point where it holds."""
+    while abs(good - bad) > _SOLVE_TOL * max(1.0, abs(good)):
+        mid = 0.5 * (good + bad)
+        if mid == good or mid == bad:
+            break
+        if ok(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
 
 
 class CurveErrorTerms:
@@ -68,15 +83,7 @@ class CurveErrorTerms:
                     return math.inf
                 step *= 2.0
                 hi = lo + step
-        while hi - lo > _SOLVE_TOL * max(1.0, abs(hi)):
-            mid = 0.5 * (lo + hi)
-            if not lo < mid < hi:
-                break
-            if ok(mid):
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        return _bisect(hi, lo, ok)
 
     def solve_lower(self, target: float, floor: float) -> float:
         """A large ``x >= floor`` with ``curve_low(x) - error_lower(x) >= target`` (any
@@ -91,15 +98,7 @@ class CurveErrorTerms:
             return lo
         if ok(hi):
             return hi
-        while hi - lo > _SOLVE_TOL * max(1.0, abs(lo)):
-            mid = 0.5 * (lo + hi)
-            if not lo < mid < hi:
-                break
-            if ok(mid):
-                lo = mid
-            else:
-                hi = mid
-        return lo
+        return _bisect(lo, hi, ok)
 
 
 __all__ = ["CurveErrorTerms"]

@@ -103,3 +103,21 @@ def test_weights_and_floor():
     capped = WeightedError.of(2e-9, law, cap=0.25)
     assert weighted_total([capped], 1.5e-9, 1.5e-9, 0.1, curve, 0.5) == pytest.approx(1.5e-9)
     assert weighted_total([], 3e-9, 3e-9, 0.1, curve, 10.0) == 3e-9
+
+
+@pytest.mark.parametrize("delta", [1e-3, 1e-6, 1e-9])
+def test_epsilon_ends_agree_with_delta_queries(delta):
+    """The ends of ``epsilon(delta)``, found by bisection where the error terms depend on
+    the point, are consistent with ``delta(epsilon)`` read there: the upper bound on
+    delta at the upper end is at most ``delta``, the lower bound at the lower end at
+    least ``delta``; and the weighted terms are below the unweighted ones."""
+    import sampledprv as sp
+
+    acc = sp.Accountant(eps_error=0.05, delta_error=1e-12)
+    acc.compose(sp.PoissonSubsampled(sp.Gaussian(0.8), q=4e-3), 300_000)
+    iv = acc.epsilon(delta)
+    assert "multi-level" in iv.method
+    assert iv.details["delta_error_upper"] < iv.details["delta_error_upper_unweighted"]
+    assert acc.delta(iv.upper).upper <= delta * (1 + 1e-12)
+    assert acc.delta(iv.lower).lower >= delta * (1 - 1e-12)
+    assert iv.upper - iv.lower <= 2 * 0.05 * 1.01
