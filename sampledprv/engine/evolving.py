@@ -258,6 +258,15 @@ def plan_levels(counts: Sequence[int], v_star: float, width, *,
     k = int(sum(counts)) + extra_top
     k_max = int(max(counts))
     best: tuple[float, LevelPlan] | None = None
+    widths: dict[float, float] = {}
+    window = width
+
+    def width(n: float) -> float:                     # noqa: F811 - memoized
+        if n not in widths:
+            widths[n] = window(n)
+        return widths[n]
+
+    tried: set[LevelPlan] = set()                     # variants often give one plan
     for share in (0.45, 0.6, 0.75):
         h = snap(math.sqrt(share * v_star / k))
         budget = v_star - k * h * h
@@ -271,8 +280,10 @@ def plan_levels(counts: Sequence[int], v_star: float, width, *,
                         for partial in (False, True):
                             plan = _make_plan(h, tuple(arities), counts, budget, extra_top,
                                               top_weight, partial)
-                            if plan is None or \
-                                    plan.rounding_variance(counts, extra_top) > v_star:
+                            if plan is None or plan in tried:
+                                continue
+                            tried.add(plan)
+                            if plan.rounding_variance(counts, extra_top) > v_star:
                                 continue
                             cost, largest = plan_cost(plan, counts, width, extra_width)
                             if largest > max_size:
