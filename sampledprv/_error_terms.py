@@ -74,6 +74,14 @@ class CurveErrorTerms:
         lo = self.inverse_high(target - floor)        # no smaller x can do
         if not math.isfinite(lo) or ok(lo):
             return lo
+        # the terms do not grow to the right of lo: the inverse at the target less the
+        # terms at lo satisfies the condition, and the terms hardly change in between
+        # (so this is the smallest x up to a negligible amount); bisect if it failed
+        e_lo = self.error_upper(lo)
+        if target > e_lo:
+            x1 = self.inverse_high(target - e_lo)
+            if math.isfinite(x1) and ok(x1):
+                return x1
         hi = self.inverse_high(target - const) if target > const else math.inf
         if not math.isfinite(hi):
             step = max(self.mesh, 1e-12)
@@ -98,6 +106,15 @@ class CurveErrorTerms:
             return lo
         if ok(hi):
             return hi
+        # fixed point x = inverse_low(target + error_lower(x)) from hi: the terms hardly
+        # change near the answer, so a step or two lands on a valid point
+        x = hi
+        for _ in range(3):
+            x = self.inverse_low(target + self.error_lower(x), floor)
+            if x <= lo:
+                return lo
+            if ok(x):
+                return x
         return _bisect(lo, hi, ok)
 
 
