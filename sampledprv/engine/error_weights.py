@@ -28,7 +28,7 @@ the computed composition up to the other pieces' errors (at most the unweighted 
 with :math:`\delta_{\rm computed}` taken with its floating-point bound.  Summed over the
 pieces this replaces their total ``sum e`` by a weighted sum: at ``k = 1e8`` DP-SGD the
 level-one nodes' round-off (``3e-7`` in total variation) is weighted by about ``1e-5``
-at ``delta = 1e-5`` (design notes, "Eighth round").
+at ``delta = 1e-5`` (design notes, "Floating point": where the curve is read).
 """
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ class WeightedError:
 def weighted_total(terms: Sequence[WeightedError], total: float, hybrid_bound: float,
                    top_mesh: float, curve_high: Callable[[float], float], x: float) -> float:
     r"""The numeric error of the curve at ``x``: ``total`` (the unweighted bound, every
-    term with weight 1) with each term's error re-weighted by
-    :math:`\min(1, (\delta^{\rm high}(x - w) + B) / m)` (module docstring), where
+    term counted with its weight ``cap``) with each term's error re-weighted by
+    :math:`\min(\mathrm{cap}, (\delta^{\rm high}(x - w) + B) / m)` (module docstring), where
     ``curve_high(y)`` bounds the computed curve from above and ``B = hybrid_bound``
     bounds, in total variation, every difference between the computed composition and
     the hybrids of the telescoping (all its error terms, the top-level spills included:

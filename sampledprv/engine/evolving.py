@@ -258,14 +258,7 @@ def plan_levels(counts: Sequence[int], v_star: float, width, *,
     k = int(sum(counts)) + extra_top
     k_max = int(max(counts))
     best: tuple[float, LevelPlan] | None = None
-    widths: dict[float, float] = {}
-    window = width
-
-    def width(n: float) -> float:                     # noqa: F811 - memoized
-        if n not in widths:
-            widths[n] = window(n)
-        return widths[n]
-
+    width = lru_cache(maxsize=None)(width)             # the same n recur across plans
     tried: set[LevelPlan] = set()                     # variants often give one plan
     for share in (0.45, 0.6, 0.75):
         h = snap(math.sqrt(share * v_star / k))
