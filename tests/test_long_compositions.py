@@ -52,3 +52,27 @@ def test_subsampled_gaussian_1e8_against_renyi_bound():
     rdp = RdpAccountant().compose(mech, k).epsilon(delta)
     assert iv.lower <= rdp and iv.upper <= rdp, (iv, rdp)
     assert iv.width <= 2 * 0.02 + 0.01
+
+
+def test_dp_sgd_1e8_against_dp_accounting_and_renyi():
+    """The benchmark setting at k = 1e8 (sigma 0.8, q 4e-3, delta 1e-5): dp-accounting's
+    pessimistic PLD estimate and the certified RDP bound are upper bounds on the truth,
+    so our certified lower end must lie below both; the interval is 2 eps_error wide
+    plus the realised error terms.  (dp-accounting's optimistic estimate is no usable
+    lower reference here: at k = 1e7 it returns 0 and at 1e8 it overflows.)"""
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import pld_privacy_accountant
+
+    sigma, q, k, delta = 0.8, 4e-3, 10**8, 1e-5
+    mech = sp.PoissonSubsampled(sp.Gaussian(sigma), q=q)
+    iv = sp.Accountant(eps_error=0.01, delta_error=1e-10).compose(mech, k).epsilon(delta)
+    assert "multi-level" in iv.method and iv.details["directions"] == ("remove", "add")
+    pld = pld_privacy_accountant.PLDAccountant()
+    pld.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), k)
+    peer = pld.get_epsilon(delta)
+    rdp = RdpAccountant().compose(mech, k).epsilon(delta)
+    assert iv.lower <= iv.estimate <= iv.upper
+    assert iv.lower <= peer and iv.lower <= rdp, (iv, peer, rdp)
+    err = iv.details["delta_error_upper"] + iv.details["delta_error_lower"]
+    assert err < 1e-3 * delta
+    assert iv.width <= 2 * 0.01 + 1e-3
