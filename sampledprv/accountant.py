@@ -115,6 +115,7 @@ class _DirectionCurve(CurveErrorTerms):
     #: log of the factors (1 + r_i)^c_i and (1 - r_i)^c_i that the relative rounding of
     #: the point masses costs the upper and lower curves, and the shift sum c_i e_i of the
     #: composed loss from the rounding of atom values (design notes, "Floating point")
+    #: and from the discretization shifts' mean errors (design notes, "Coupling bound")
     log_scale_upper: float = 0.0
     log_scale_lower: float = 0.0
     shift: float = 0.0
@@ -422,6 +423,9 @@ class Accountant(PrivacyAccountant):
                     outside += count * d.core.outside_mass + cap_bound
                     mass_error += count * (d.core.mass_error + d.mass_error)
                     tv += w_error
+                    # at most ``cap`` steps are tail steps on the event the Azuma bound
+                    # covers: each moves the sum by at most the tail's mean error
+                    shift += cap * d.tail_mean_error
                     d = d.core
                 else:
                     comps.append((d.pmf, count))
@@ -761,6 +765,9 @@ class Accountant(PrivacyAccountant):
             "spill_upper": {d: c.spill_upper for d, c in curves.items()},
             "spill_lower": {d: c.spill_lower for d, c in curves.items()},
             "numeric_error": {d: c.numeric_error for d, c in curves.items()},
+            # epsilon terms added to eps_error on each side: the atoms' value errors and
+            # the discretization shifts' mean errors, summed over the composition
+            "epsilon_shift": {d: c.shift for d, c in curves.items()},
             "delta_error_upper": max(u for u, _ in used),
             "delta_error_lower": max(lo for _, lo in used),
             "delta_error_upper_unweighted": max(c.error_upper() for c in curves.values()),

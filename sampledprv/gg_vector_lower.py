@@ -77,7 +77,7 @@ class SpreadSum:
     """The lattice law of :math:`\\tilde S` (``m``-fold 1-D GG losses) under one side.
 
     ``values``/``probs``: the composed lattice law (sub-probability); ``t``: the Hoeffding
-    shift; ``bad``: bound on the probability that :math:`|S - \\tilde S| > t` on the
+    shift plus ``m`` times the discretization's mean error; ``bad``: bound on the probability that :math:`|S - \\tilde S| > t` on the
     kept mass plus every mass error of the computed law (aliasing, round-off)."""
 
     values: np.ndarray
@@ -87,12 +87,13 @@ class SpreadSum:
 
 
 def _side_law(one_d: LossDistribution, m: int, h: float, tau: float,
-              tail_mass: float, max_size: int) -> Tuple[np.ndarray, np.ndarray, float]:
+              tail_mass: float, max_size: int
+              ) -> Tuple[np.ndarray, np.ndarray, float, float]:
     disc = discretize(one_d, h, tau, max_size)
     comp = compose_lattices([(disc.pmf, m)], tail_mass=tail_mass, max_size=max_size)
     keep = comp.probs > _TINY
     bad = comp.spill_upper + comp.spill_lower + comp.numeric_error + m * disc.mass_error
-    return comp.values[keep], comp.probs[keep], float(bad)
+    return comp.values[keep], comp.probs[keep], float(bad), m * disc.mean_error
 
 
 @functools.lru_cache(maxsize=64)
@@ -126,11 +127,12 @@ def spread_sum_law(beta: float, scale: float, coordinate: float, m: int, shift: 
     for law in pair:
         while True:
             try:
-                vals, probs, bad = _side_law(law, m, h, tau, tail, max_size)
+                vals, probs, bad, bias = _side_law(law, m, h, tau, tail, max_size)
                 break
             except GridTooLargeError:         # coarser mesh, larger t: looser, still valid
                 h *= 2.0
-        t = h * math.sqrt(0.5 * m * log_inv)
+        # Hoeffding's deviation plus the shifts' error (m copies of the mean error)
+        t = h * math.sqrt(0.5 * m * log_inv) + bias
         out.append(SpreadSum(vals, probs, t, bad + 0.2 * bad_budget))
     return out[0], out[1]
 

@@ -40,10 +40,16 @@ import numpy as np
 from scipy.special import gammaln
 
 from ..prv.loss_distribution import LossDistribution
-from .discretize import _ULPS, Discretized, discretize
+from .discretize import Discretized, discretize
 from .compose import inverse_with_roundoff
 from .fft import next_fast_len, rfft
 from .lattice import LatticePMF, _logsumexp_rows
+from .moments import cell_moments
+
+#: sub-cells per tail cell for its first moment and that moment's error bound: as many
+#: as keep the side's sub-cells within ``_TAIL_SUB_CELLS`` (between 4 and 64); few wide
+#: cells (a tail that decays within a coarse cell) get the finest
+_TAIL_SUB_CELLS = 2**17
 
 _EPS = np.finfo(np.float64).eps
 
@@ -80,31 +86,10 @@ class CoreTail:
     tail: LatticePMF           # sub-probability on the coarse mesh, same shift
     tail_mass: float           # |u| (upper bound on P(step in the tail))
     mass_error: float          # bound on the rounding error of the tail masses
-
-
-def _cells(dist: LossDistribution, lo: np.ndarray, hi: np.ndarray,
-           upper: bool) -> tuple[np.ndarray, np.ndarray, float]:
-    """Masses of ``[lo_i, hi_i]`` and first moments about the midpoints (Simpson on
-    half intervals), with survival-function differences in the upper tail and CDF
-    differences in the lower one; also the bound on the masses' rounding error."""
-    mid = 0.5 * (lo + hi)
-    pts = np.concatenate([lo, mid, hi])
-    if upper:
-        s = dist.sf_cont(pts)
-        s_lo, s_mid, s_hi = np.split(s, 3)
-        m_lower, m_upper = s_lo - s_mid, s_mid - s_hi
-        top = float(np.max(s)) if s.size else 0.0
-    else:
-        f = dist.cdf_cont(pts)
-        f_lo, f_mid, f_hi = np.split(f, 3)
-        m_lower, m_upper = f_mid - f_lo, f_hi - f_mid
-        top = float(np.max(f)) if f.size else 0.0
-    clipped = float(-m_lower[m_lower < 0].sum() - m_upper[m_upper < 0].sum())
-    m_lower = np.clip(m_lower, 0.0, None)
-    m_upper = np.clip(m_upper, 0.0, None)
-    mass = m_lower + m_upper
-    moment = (hi - lo) / 3.0 * (m_upper - m_lower)
-    return mass, moment, 2.0 * _ULPS * top + clipped
+    #: bound on the conditional mean of a tail step's rounding error given that the step
+    #: is in the tail (the cells' moment errors, engine/moments.py, over P(tail)); the
+    #: at most ``J`` tail steps add ``J`` times it to the epsilon slack
+    tail_mean_error: float = 0.0
 
 
 def _randomized(mass: np.ndarray, moment: np.ndarray, lo_idx: np.ndarray, width: float,
@@ -138,7 +123,7 @@ def split_step(dist: LossDistribution, h: float, tau: float, factor: int,
     mu = core.pmf.shift
     big = factor * h
     cells: dict[int, float] = {}
-    err = 0.0
+    err = moment_bound = 0.0
     for side, (x0, x1) in (("lower", (a, (i0 - 0.5) * h)), ("upper", ((i1 + 0.5) * h, b))):
         if x1 <= x0:
             continue
@@ -150,8 +135,11 @@ def split_step(dist: LossDistribution, h: float, tau: float, factor: int,
         hi = np.minimum((idx + 1) * big + mu, x1)
         keep = hi > lo
         idx, lo, hi = idx[keep], lo[keep], hi[keep]
-        mass, moment, e = _cells(dist, lo, hi, upper=(side == "upper"))
+        sub = int(min(64, max(4, _TAIL_SUB_CELLS // max(1, lo.size))))
+        mass, moment, bound, e = cell_moments(dist, lo, hi, sub,
+                                              upper=(side == "upper"), turning="run")
         err += e
+        moment_bound += float(bound.sum())
         for j, m in _randomized(mass, moment, idx, big, lo - mu, 0.5 * (lo + hi) - mu).items():
             cells[j] = cells.get(j, 0.0) + m
     if cells:
@@ -164,7 +152,12 @@ def split_step(dist: LossDistribution, h: float, tau: float, factor: int,
     tail_mass = float(tail.probs.sum()) + err
     outside = float(dist.cdf_cont(np.array([a]))[0] + dist.sf_cont(np.array([b]))[0])
     core = replace(core, outside_mass=outside)
-    return CoreTail(core=core, tail=tail, tail_mass=tail_mass, mass_error=err)
+    # a tail step's rounding error lies within one coarse cell: its conditional mean is
+    # at most H in any case
+    low_mass = float(tail.probs.sum()) - err
+    tail_mean = min(big, moment_bound / low_mass) if low_mass > 0 else big
+    return CoreTail(core=core, tail=tail, tail_mass=tail_mass, mass_error=err,
+                    tail_mean_error=tail_mean)
 
 
 def _log_weights(k: int, cap: int, p: float) -> np.ndarray:

@@ -13,7 +13,9 @@ bound used by :mod:`sampledprv.accountant`.
 
 Within-bucket means of the continuous part come from Simpson's rule on the CDF at
 half-mesh points, :math:`\int_{c-h/2}^{c+h/2} (y - c)\,dF = \tfrac h3 (m_+ - m_-) + O(h^5 F^{(4)})`
-where :math:`m_\pm` are the masses of the upper / lower half bucket; atoms are placed
+where :math:`m_\pm` are the masses of the upper / lower half bucket, and ``mean_error``
+bounds the resulting error of ``mu`` for a piecewise monotone density
+(:mod:`sampledprv.engine.moments`); atoms are placed
 exactly, and their masses (and the mass at :math:`+\infty`), which the laws compute as
 products of rounded factors, carry a relative error of at most ``_ATOM_REL`` (plus the
 law's ``mass_rel_error``) that is reported as ``rel_error``, a relative term.  Masses are
@@ -31,6 +33,7 @@ import numpy as np
 from ..prv.loss_distribution import LossDistribution
 from .compose import GridTooLargeError
 from .lattice import LatticePMF
+from .moments import cell_moments
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,6 +51,10 @@ class Discretized:
     #: not the law's own ``mass_defect``): it may be weighted by where the curve is read
     #: (engine/error_weights.py)
     window_error: float = 0.0
+    #: bound on ``|mu - E[Y - R | window]|``, the error of the shift (engine/moments.py):
+    #: ``c`` copies move the composed loss by at most ``c`` times it, which the
+    #: accountant adds to its epsilon slack like ``value_error``
+    mean_error: float = 0.0
 
 
 _ULPS = 4 * np.finfo(np.float64).eps   # assumed accuracy of a CDF / SF evaluation (scipy ndtr, gammainc)
@@ -62,10 +69,24 @@ _ATOM_REL = 8 * np.finfo(np.float64).eps
 _BLOCK = 2**17
 
 
+#: turning-candidate buckets whose moments are recomputed on sub-buckets (the largest)
+_REFINED = 16
+#: sub-buckets per refined turning candidate
+_REFINE_SUB = 64
+#: other buckets recomputed on sub-buckets: those with the largest brackets
+#: ``(h/6)|m_+ - m_-|`` (the steepest parts of the density hold most of their sum)
+_STEEP = 4096
+#: ... or one in ``_STEEP_SHARE`` of all buckets, if more (long windows at fine meshes)
+_STEEP_SHARE = 64
+#: sub-buckets per refined steep bucket: its bracket shrinks about ``_STEEP_SUB^2``-fold
+_STEEP_SUB = 4
+
+
 def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
-                     probs: np.ndarray, offsets: np.ndarray) -> float:
+                     probs: np.ndarray, offsets: np.ndarray) -> tuple[float, float]:
     """Add the continuous part's bucket masses to ``probs`` and their within-bucket
-    offsets (Simpson) to ``offsets``; return the bound ``E`` on their rounding error.
+    offsets (Simpson) to ``offsets``; return ``(E, B)``: the bound ``E`` on the masses'
+    rounding error and the bound ``B`` on ``|sum_j (offset_j - true moment_j)|``.
 
     Half-bucket masses are differences of the CDF below the continuous part's median
     and of the survival function above it (accurate in both tails).  Each mass is a
@@ -74,7 +95,16 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     a function of one component's value -- summation by parts gives
     ``|sum_j g_j (e(b_j) - e(a_j))| <= 2 max |e|``, so the error that matters is twice
     the largest CDF error (few ulps of the largest value), not the sum over buckets;
-    masses clipped at zero are added on top."""
+    masses clipped at zero are added on top.
+
+    ``B`` (engine/moments.py): ``(h/6)|m_+ - m_-|`` per bucket where the density is
+    monotone, ``(h/3)`` of the mass of the buckets next to a local extremum of the
+    half-bucket masses (where it may turn), and the round-off of both.  The
+    ``_REFINED`` heaviest turning candidates (on ``_REFINE_SUB`` sub-buckets) and the
+    ``max(_STEEP, m / _STEEP_SHARE)`` other buckets with the largest brackets (on
+    ``_STEEP_SUB``) are
+    recomputed on sub-buckets: their moments replace Simpson's and their sub-bucket
+    bounds replace theirs."""
     n_masses = 2 * m
 
     def edges(a: int, b: int) -> np.ndarray:            # edge values a .. b-1
@@ -93,6 +123,9 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     split = hi
     top_f = top_s = 0.0
     clipped = 0.0
+    rounding = 0.0
+    turning = np.zeros(m, dtype=bool)       # buckets next to an extremum of half masses
+    prev = np.zeros(0)                      # the previous block's last two half masses
     for ia in range(0, n_masses, 2 * _BLOCK):           # half-bucket mass indices
         ib = min(ia + 2 * _BLOCK, n_masses)
         masses = np.empty(ib - ia)
@@ -101,18 +134,62 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
             F = dist.cdf_cont(edges(ia, c + 1))
             masses[: c - ia] = np.diff(F)
             top_f = max(top_f, float(np.max(F)))
+            rounding += float(F.sum())
         if ib > split:                                  # survival-function differences
             c = max(ia, split)
             S = dist.sf_cont(edges(c, ib + 1))
             masses[c - ia:] = -np.diff(S)
             top_s = max(top_s, float(np.max(S)))
+            rounding += float(S.sum())
         clipped += float(-masses[masses < 0].sum())
         np.clip(masses, 0.0, None, out=masses)
         lower_half, upper_half = masses[0::2], masses[1::2]
         ja, jb = ia // 2, ib // 2
         probs[ja:jb] += lower_half + upper_half
-        offsets[ja:jb] += (h / 3.0) * (upper_half - lower_half)
-    return 2.0 * _ULPS * max(top_f, top_s) + clipped
+        diff = upper_half - lower_half
+        offsets[ja:jb] += (h / 3.0) * diff
+        seq = np.concatenate([prev, masses])
+        d = np.diff(seq)
+        extremum = np.flatnonzero(d[:-1] * d[1:] <= 0.0) + 1      # positions in seq
+        turning[(ia - prev.size + extremum) // 2] = True
+        prev = seq[-2:]
+    turning[0] = turning[-1] = True
+    candidates = turning.copy()
+    candidates[1:] |= turning[:-1]
+    candidates[:-1] |= turning[1:]
+    cand = np.flatnonzero(candidates)
+    bound = 2.0 * h * _ULPS * rounding
+    crude = (h / 3.0) * probs[cand]
+    refine = cand[np.argsort(crude)[::-1][:_REFINED]]
+    bound += float(crude.sum()) - float((h / 3.0) * probs[refine].sum())
+    # the steepest buckets that are no turning candidates: |offsets| = (h/3)|D|
+    steep_size = np.abs(offsets)
+    steep_size[candidates] = 0.0
+    del candidates, turning
+    n_steep = max(_STEEP, m // _STEEP_SHARE)
+    if n_steep == 0:
+        steep = np.zeros(0, dtype=np.int64)
+    elif m > n_steep:
+        steep = np.argpartition(steep_size, m - n_steep)[m - n_steep:]
+    else:
+        steep = np.arange(m)
+    steep = steep[steep_size[steep] > 0]
+    bound += 0.5 * (float(steep_size.sum()) - float(steep_size[steep].sum()))
+    del steep_size
+    # short windows (at most _STEEP * _STEEP_SHARE buckets) refine their steep buckets
+    # four times finer: the evaluations stay a few percent of the discretization's
+    steep_sub = 4 * _STEEP_SUB if n_steep == _STEEP else _STEEP_SUB
+    for js_all, sub, turning_mode in ((refine, _REFINE_SUB, "cell"),
+                                      (steep, steep_sub, "none")):
+        for upper in (False, True):
+            js = js_all[(2 * js_all + 1 >= split) == upper]
+            if js.size:
+                lo_j = lo_edge + js * h
+                _, moment, b, _ = cell_moments(dist, lo_j, lo_j + h, sub, upper=upper,
+                                               turning=turning_mode)
+                offsets[js] = moment
+                bound += float(b.sum())
+    return 2.0 * _ULPS * max(top_f, top_s) + clipped, bound
 
 
 def discretize(dist: LossDistribution, h: float, tau: float,
@@ -141,8 +218,9 @@ def discretize(dist: LossDistribution, h: float, tau: float,
     offsets = np.zeros(m)
     outside = 0.0
     mass_error = 0.0
+    moment_bound = 0.0
     if dist.cont_mass > 0:
-        mass_error = _continuous_part(dist, lo_edge, h, m, probs, offsets)
+        mass_error, moment_bound = _continuous_part(dist, lo_edge, h, m, probs, offsets)
         outside += float(dist.cdf_cont(np.array([lo_edge]))[0])
         outside += float(dist.sf_cont(np.array([hi_edge]))[0])
     if dist.atom_values.size:
@@ -170,11 +248,20 @@ def discretize(dist: LossDistribution, h: float, tau: float,
     mass_error += float(dist.mass_defect)
     total = probs.sum()
     mu = float(offsets.sum() / total) if total > 0 else 0.0
+    # clipping to [-h/2, h/2], where the true conditional mean lies, only moves mu
+    # towards it
     mu = float(np.clip(mu, -0.5 * h, 0.5 * h))
+    # the moments' error, and the computed window mass's: |mu| <= h/2 times its
+    # relative error
+    mean_error = 0.0
+    if total > 0:
+        mean_error = float((moment_bound + 0.5 * h * (window_error + rel_error * total))
+                           / total)
+        mean_error = min(mean_error, h)
     pmf = LatticePMF(probs=probs, offset=i0, h=h, shift=mu, p_inf=dist.p_pos_inf)
     return Discretized(pmf=pmf, outside_mass=outside, mass_error=mass_error,
                        rel_error=rel_error, value_error=float(dist.value_error),
-                       window_error=window_error)
+                       window_error=window_error, mean_error=mean_error)
 
 
 def relative_terms(d: Discretized, count: int, log_up: float, log_low: float,
@@ -186,8 +273,10 @@ def relative_terms(d: Discretized, count: int, log_up: float, log_low: float,
     :math:`\prod_i (1 - r_i)^{c_i}\,\delta_{\rm tab}(\varepsilon + s) \le \delta(\varepsilon)
     \le \prod_i (1 + r_i)^{c_i}\,\delta_{\rm tab}(\varepsilon - s)`, :math:`s = \sum_i c_i e_i`
     (expand each product of masses; the integrand :math:`(1 - e^{\varepsilon - y})_+`
-    is increasing in ``y``).  Returns the updated ``(log upper factor, log lower factor,
-    shift)``."""
+    is increasing in ``y``).  The shift also takes ``count`` times ``d.mean_error``: the
+    rounding errors ``Z = Y - R - mu`` have conditional means within ``mean_error`` of
+    zero, so Hoeffding's bound holds for their sum minus at most that much per copy.
+    Returns the updated ``(log upper factor, log lower factor, shift)``."""
     r = min(d.rel_error, 0.5)
     return (log_up + count * float(np.log1p(r)), log_low + count * float(np.log1p(-r)),
-            shift + count * d.value_error)
+            shift + count * (d.value_error + d.mean_error))
