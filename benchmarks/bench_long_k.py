@@ -11,7 +11,8 @@ Two measurements per ``k``:
   included; wall time and the child's peak RSS (``os.wait4`` ``ru_maxrss``).
 
 It prints the CPU model and load average, our interval and its width against
-``2 eps_error`` plus the realised error terms, dp-accounting's number, and the ratios
+``2 eps_error`` plus the realised error terms (the epsilon shift: the discretization
+shifts' certified mean errors; the delta error terms), dp-accounting's number, and the ratios
 ``dp-accounting / ours`` (> 1: we are faster / smaller).  A tool that fails (for example
 a grid above ``max_grid_size``) is reported with its error message.
 
@@ -39,7 +40,7 @@ acc.compose(sp.PoissonSubsampled(sp.Gaussian({SIGMA}), q={Q}), count=K)
 iv = acc.epsilon(delta={DELTA})
 d = iv.details
 print(repr((iv.lower, iv.estimate, iv.upper, d['delta_error_upper'], d['delta_error_lower'],
-            d['grid_points'])))
+            d['grid_points'], max(d['epsilon_shift'].values()))))
 """
 
 DPA = f"""
@@ -122,10 +123,11 @@ def main() -> None:
         t_ours, res, err = in_process(OURS, k, args.repeat)
         t_dpa, eps_dpa, err_dpa = in_process(DPA, k, args.repeat)
         if res is not None:
-            low, est, up, e_up, e_low, grid = res
-            print(f"  ours: [{low:.4f}, {up:.4f}] estimate {est:.4f}, width {up - low:.4f} "
-                  f"(2 eps_error = {2 * EPS_ERROR}; delta error terms {e_up:.2g} / {e_low:.2g} "
-                  f"against delta {DELTA}), grid {grid:,}")
+            low, est, up, e_up, e_low, grid, shift = res
+            print(f"  ours: [{low:.4f}, {up:.4f}] estimate {est:.4f}, width {up - low:.5f} "
+                  f"(2 eps_error = {2 * EPS_ERROR}; epsilon shift {shift:.2g} per side; "
+                  f"delta error terms {e_up:.2g} / {e_low:.2g} against delta {DELTA}), "
+                  f"grid {grid:,}")
         else:
             print(f"  ours: FAILED: {err}")
         print(f"  dp-accounting: {eps_dpa if eps_dpa is not None else 'FAILED: ' + str(err_dpa)}"
