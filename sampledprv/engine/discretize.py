@@ -78,7 +78,8 @@ _REFINE_SUB = 64
 _STEEP = 4096
 #: ... or one in ``_STEEP_SHARE`` of all buckets, if more (long windows at fine meshes)
 _STEEP_SHARE = 64
-#: sub-buckets per refined steep bucket: its bracket shrinks about ``_STEEP_SUB^2``-fold
+#: least sub-buckets per refined steep bucket: its bracket shrinks about
+#: ``_STEEP_SUB^2``-fold
 _STEEP_SUB = 4
 
 
@@ -101,8 +102,9 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     monotone, ``(h/3)`` of the mass of the buckets next to a local extremum of the
     half-bucket masses (where it may turn), and the round-off of both.  The
     ``_REFINED`` heaviest turning candidates (on ``_REFINE_SUB`` sub-buckets) and the
-    ``max(_STEEP, m / _STEEP_SHARE)`` other buckets with the largest brackets (on
-    ``_STEEP_SUB``) are
+    fewest of the ``max(_STEEP, m / _STEEP_SHARE)`` other buckets with the largest
+    brackets that hold 99.9% of their sum (on ``_STEEP_SUB`` to ``4 _STEEP_SUB``
+    sub-buckets, as a budget allows) are
     recomputed on sub-buckets: their moments replace Simpson's and their sub-bucket
     bounds replace theirs."""
     n_masses = 2 * m
@@ -160,7 +162,10 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     cand = np.flatnonzero(candidates)
     bound = 2.0 * h * _ULPS * rounding
     crude = (h / 3.0) * probs[cand]
-    refine = cand[np.argsort(crude)[::-1][:_REFINED]]
+    if cand.size > _REFINED > 0:                        # a partition: cand may be long
+        refine = cand[np.argpartition(crude, cand.size - _REFINED)[cand.size - _REFINED:]]
+    else:
+        refine = cand[:_REFINED]
     bound += float(crude.sum()) - float((h / 3.0) * probs[refine].sum())
     # the steepest buckets that are no turning candidates: |offsets| = (h/3)|D|
     steep_size = np.abs(offsets)
@@ -174,11 +179,19 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     else:
         steep = np.arange(m)
     steep = steep[steep_size[steep] > 0]
-    bound += 0.5 * (float(steep_size.sum()) - float(steep_size[steep].sum()))
+    # keep the fewest (largest first) that hold all but 0.1% of the brackets' sum, so that
+    # they can be cut finer within the same budget
+    total_bracket = float(steep_size.sum())
+    if steep.size:
+        steep = steep[np.argsort(steep_size[steep])[::-1]]
+        held = np.cumsum(steep_size[steep])
+        steep = steep[:int(np.searchsorted(held, 0.999 * total_bracket)) + 1]
+    bound += 0.5 * (total_bracket - float(steep_size[steep].sum()))
     del steep_size
-    # short windows (at most _STEEP * _STEEP_SHARE buckets) refine their steep buckets
-    # four times finer: the evaluations stay a few percent of the discretization's
-    steep_sub = 4 * _STEEP_SUB if n_steep == _STEEP else _STEEP_SUB
+    # sub-buckets for the steep buckets: within a budget of max(m / 8, 2^15) sub-buckets
+    # (the discretization itself evaluates 2m + 1 edges), between 4 and 16 each
+    steep_sub = int(np.clip(max(m // 8, 2**15) // (2 * max(steep.size, 1)),
+                            _STEEP_SUB, 4 * _STEEP_SUB))
     for js_all, sub, turning_mode in ((refine, _REFINE_SUB, "cell"),
                                       (steep, steep_sub, "none")):
         for upper in (False, True):
