@@ -560,6 +560,9 @@ class Accountant(PrivacyAccountant):
             if c.mesh > 0:
                 lines.append(f"grid: {max(x.grid_points for x in curves.values()):,} points, "
                              f"mesh {c.mesh:.3g}, directions {', '.join(curves)}")
+                lines.append("epsilon shift (value and mean-preserving-shift errors, added "
+                             "to eps_error): " + ", ".join(f"{d} {x.shift:.2g}"
+                                                          for d, x in curves.items()))
             else:
                 lines.append(f"atoms: {max(x.grid_points for x in curves.values()):,} "
                              f"(exact, no mesh), directions {', '.join(curves)}")
