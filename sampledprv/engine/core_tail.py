@@ -44,7 +44,7 @@ from .discretize import Discretized, discretize
 from .compose import inverse_with_roundoff
 from .fft import next_fast_len, rfft
 from .lattice import LatticePMF, _logsumexp_rows
-from .moments import cell_moments
+from .moments import cell_moments, subdivisions
 
 #: sub-cells per tail cell for its first moment and that moment's error bound: as many
 #: as keep the side's sub-cells within ``_TAIL_SUB_CELLS`` (between 4 and 64); few wide
@@ -135,7 +135,7 @@ def split_step(dist: LossDistribution, h: float, tau: float, factor: int,
         hi = np.minimum((idx + 1) * big + mu, x1)
         keep = hi > lo
         idx, lo, hi = idx[keep], lo[keep], hi[keep]
-        sub = int(min(64, max(4, _TAIL_SUB_CELLS // max(1, lo.size))))
+        sub = subdivisions(_TAIL_SUB_CELLS, lo.size, 4, 64)
         mass, moment, bound, e = cell_moments(dist, lo, hi, sub,
                                               upper=(side == "upper"), turning="run")
         err += e

@@ -33,7 +33,7 @@ import numpy as np
 from ..prv.loss_distribution import LossDistribution
 from .compose import GridTooLargeError
 from .lattice import LatticePMF
-from .moments import cell_moments
+from .moments import _ULPS, cell_moments, interior_extrema, subdivisions, with_neighbours
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,7 +57,6 @@ class Discretized:
     mean_error: float = 0.0
 
 
-_ULPS = 4 * np.finfo(np.float64).eps   # assumed accuracy of a CDF / SF evaluation (scipy ndtr, gammainc)
 #: relative accuracy of a point mass (an atom or the mass at +inf) as the laws build it:
 #: a few rounded products such as ``(1 - delta) * expit(eps)`` or ``q * delta``
 _ATOM_REL = 8 * np.finfo(np.float64).eps
@@ -148,19 +147,26 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
         lower_half, upper_half = masses[0::2], masses[1::2]
         ja, jb = ia // 2, ib // 2
         probs[ja:jb] += lower_half + upper_half
-        diff = upper_half - lower_half
-        offsets[ja:jb] += (h / 3.0) * diff
+        offsets[ja:jb] += (h / 3.0) * (upper_half - lower_half)
         seq = np.concatenate([prev, masses])
-        d = np.diff(seq)
-        extremum = np.flatnonzero(d[:-1] * d[1:] <= 0.0) + 1      # positions in seq
-        turning[(ia - prev.size + extremum) // 2] = True
+        turning[(ia - prev.size + interior_extrema(seq)) // 2] = True
         prev = seq[-2:]
     turning[0] = turning[-1] = True
-    candidates = turning.copy()
-    candidates[1:] |= turning[:-1]
-    candidates[:-1] |= turning[1:]
+    bound = 2.0 * h * _ULPS * rounding + _moment_bound(
+        dist, lo_edge, h, split, probs, offsets, with_neighbours(turning))
+    return 2.0 * _ULPS * max(top_f, top_s) + clipped, bound
+
+
+def _moment_bound(dist: LossDistribution, lo_edge: float, h: float, split: int,
+                  probs: np.ndarray, offsets: np.ndarray, candidates: np.ndarray) -> float:
+    """The bound on ``|sum_j (offset_j - true moment_j)|`` apart from round-off, given
+    Simpson's ``offsets`` and the turning ``candidates``; refines the heaviest
+    candidates and the steepest other buckets on sub-buckets in place (see
+    :func:`_continuous_part`).  ``split``: the first half-bucket index whose mass is a
+    survival-function difference."""
+    m = probs.size
     cand = np.flatnonzero(candidates)
-    bound = 2.0 * h * _ULPS * rounding
+    bound = 0.0
     crude = (h / 3.0) * probs[cand]
     if cand.size > _REFINED > 0:                        # a partition: cand may be long
         refine = cand[np.argpartition(crude, cand.size - _REFINED)[cand.size - _REFINED:]]
@@ -170,7 +176,6 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     # the steepest buckets that are no turning candidates: |offsets| = (h/3)|D|
     steep_size = np.abs(offsets)
     steep_size[candidates] = 0.0
-    del candidates, turning
     n_steep = max(_STEEP, m // _STEEP_SHARE)
     if n_steep == 0:
         steep = np.zeros(0, dtype=np.int64)
@@ -190,8 +195,7 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     del steep_size
     # sub-buckets for the steep buckets: within a budget of max(m / 8, 2^15) sub-buckets
     # (the discretization itself evaluates 2m + 1 edges), between 4 and 16 each
-    steep_sub = int(np.clip(max(m // 8, 2**15) // (2 * max(steep.size, 1)),
-                            _STEEP_SUB, 4 * _STEEP_SUB))
+    steep_sub = subdivisions(max(m // 8, 2**15) // 2, steep.size, _STEEP_SUB, 4 * _STEEP_SUB)
     for js_all, sub, turning_mode in ((refine, _REFINE_SUB, "cell"),
                                       (steep, steep_sub, "none")):
         for upper in (False, True):
@@ -202,7 +206,7 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
                                                turning=turning_mode)
                 offsets[js] = moment
                 bound += float(b.sum())
-    return 2.0 * _ULPS * max(top_f, top_s) + clipped, bound
+    return bound
 
 
 def discretize(dist: LossDistribution, h: float, tau: float,

@@ -37,24 +37,39 @@ import numpy as np
 
 from ..prv.loss_distribution import LossDistribution
 
-_ULPS = 4 * np.finfo(np.float64).eps   # as in engine/discretize.py
+#: assumed accuracy of a CDF / SF evaluation (scipy ndtr, gammainc), relative
+_ULPS = 4 * np.finfo(np.float64).eps
+
+
+def interior_extrema(seq: np.ndarray) -> np.ndarray:
+    """Positions ``1 .. len(seq) - 2`` where ``seq`` has a local extremum, ties
+    included (the differences on both sides do not have one strict sign)."""
+    d = np.diff(seq)
+    return np.flatnonzero(d[:-1] * d[1:] <= 0.0) + 1
+
+
+def with_neighbours(cells: np.ndarray) -> np.ndarray:
+    """The boolean mask ``cells`` widened by one cell on each side."""
+    out = cells.copy()
+    out[1:] |= cells[:-1]
+    out[:-1] |= cells[1:]
+    return out
+
+
+def subdivisions(budget: int, cells: int, least: int, most: int) -> int:
+    """Sub-cells per cell so that ``cells`` of them stay within ``budget`` sub-cells,
+    between ``least`` and ``most``."""
+    return int(min(most, max(least, budget // max(1, cells))))
 
 
 def turning_candidates(density: np.ndarray) -> np.ndarray:
     """Boolean mask over *cells* (pairs of consecutive half cells of ``density``, the
     half cells' average densities in order): True where a turning point of a piecewise
     monotone density may lie (see the module docstring)."""
-    n_half = density.size
-    flag_half = np.zeros(n_half, dtype=bool)
+    flag_half = np.zeros(density.size, dtype=bool)
     flag_half[0] = flag_half[-1] = True
-    if n_half > 2:
-        d = np.diff(density)
-        flag_half[1:-1] = d[:-1] * d[1:] <= 0.0
-    cells = flag_half.reshape(-1, 2).any(axis=1)
-    out = cells.copy()
-    out[1:] |= cells[:-1]
-    out[:-1] |= cells[1:]
-    return out
+    flag_half[interior_extrema(density)] = True
+    return with_neighbours(flag_half.reshape(-1, 2).any(axis=1))
 
 
 def cell_moments(dist: LossDistribution, lo: np.ndarray, hi: np.ndarray, sub: int,
@@ -112,4 +127,5 @@ def cell_moments(dist: LossDistribution, lo: np.ndarray, hi: np.ndarray, sub: in
     return p_sub.sum(axis=1), moment, bracket + crude + rounding, mass_error
 
 
-__all__ = ["cell_moments", "turning_candidates"]
+__all__ = ["cell_moments", "interior_extrema", "subdivisions", "turning_candidates",
+           "with_neighbours"]
