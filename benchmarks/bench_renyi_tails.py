@@ -38,7 +38,7 @@ import numpy as np
 from scipy import stats
 
 import sampledprv as sp
-from sampledprv.accountant import Accountant
+from sampledprv.analytic.accountant import Accountant
 from sampledprv.sampled import SampledAccountant, min_samples
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))

@@ -25,7 +25,7 @@ import time
 import warnings
 
 import sampledprv as sp
-from sampledprv.accountant import Accountant
+from sampledprv.analytic.accountant import Accountant
 from sampledprv.sampled import SampledAccountant, min_samples
 
 

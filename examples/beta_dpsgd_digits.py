@@ -27,7 +27,7 @@ from sklearn.model_selection import train_test_split
 from torch.func import functional_call, grad, vmap
 
 import sampledprv as sp
-from sampledprv.dpsgd_accounting import calibrate_scale, make_accountant, step_spec
+from sampledprv.gg.dpsgd_accounting import calibrate_scale, make_accountant, step_spec
 from sampledprv.torch import BetaDPSGD, poisson_sample_mask
 
 

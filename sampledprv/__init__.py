@@ -15,9 +15,11 @@ sampling kernels, the Generalized Gaussian tools) is imported on first attribute
 from __future__ import annotations
 
 import importlib
+import sys as _sys
+import types as _types
 from typing import TYPE_CHECKING, Any
 
-from .interval import Interval
+from .core.interval import Interval
 from . import mechanisms as _mechanisms
 from .mechanisms import (
     ApproxDP, Direction, GGNMax, Gaussian, GeneralizedGaussian, Laplace, Mechanism,
@@ -25,17 +27,20 @@ from .mechanisms import (
 )
 # every spec of sampledprv.mechanisms (one module per family, found there) is sp.<Spec>
 globals().update({_n: getattr(_mechanisms, _n) for _n in _mechanisms.SPECS})
-from .contract import PrivacyAccountant
-# eager (cheap: numpy only): the function ``ggnmax`` shares its name with its module, and a
-# lazily bound name would be shadowed by the submodule once anything imports it
-from .ggnmax import generalized_gaussian_noise, ggnmax
+from .core.contract import PrivacyAccountant
+# eager (cheap: numpy only)
+from .gg.noisy_max import generalized_gaussian_noise, ggnmax
+# old module paths (sampledprv.prv, sampledprv.accountant, ...) keep working for one
+# release with a DeprecationWarning
+from . import _moved
+_moved.install()
 
 __version__ = "0.1.0"
 
 # Public name -> submodule that defines it (imported on first access, PEP 562).
 _LAZY: dict[str, str] = {
     # accountants
-    "Accountant": ".accountant",
+    "Accountant": ".analytic",
     "SampledAccountant": ".sampled",
     # sampled inputs and tools
     "EmpiricalPRV": ".sampled",
@@ -49,22 +54,22 @@ _LAZY: dict[str, str] = {
     "Calibration": ".calibration",
     "calibrate": ".calibration",
     "calibrate_generalized_gaussian": ".calibration",
-    "TailTable": ".gg_tails",
-    "calibrated_tail_weights": ".gg_tails",
-    "plot_tail_weights": ".gg_tails",
-    "tail_weight": ".gg_tails",
-    "spread_epsilons": ".gg_dimension",
-    "spread_lower_bound": ".gg_dimension",
-    "GeneralizedGaussianVector": ".gg_vector",
-    "VectorGGAccountant": ".gg_vector",
+    "TailTable": ".gg.tails",
+    "calibrated_tail_weights": ".gg.tails",
+    "plot_tail_weights": ".gg.tails",
+    "tail_weight": ".gg.tails",
+    "spread_epsilons": ".gg.dimension",
+    "spread_lower_bound": ".gg.dimension",
+    "GeneralizedGaussianVector": ".gg.vector",
+    "VectorGGAccountant": ".gg.vector",
 }
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager form
-    from .accountant import Accountant
+    from .analytic.accountant import Accountant
     from .calibration import Calibration, calibrate, calibrate_generalized_gaussian
-    from .gg_dimension import spread_epsilons, spread_lower_bound
-    from .gg_vector import GeneralizedGaussianVector, VectorGGAccountant
-    from .gg_tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
+    from .gg.dimension import spread_epsilons, spread_lower_bound
+    from .gg.vector import GeneralizedGaussianVector, VectorGGAccountant
+    from .gg.tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
     from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler,
                           SampledAccountant, ValidationReport, min_samples, plan_samples,
                           validate)
@@ -88,12 +93,27 @@ __all__ = [
 __all__ += [_n for _n in _mechanisms.SPECS if _n not in __all__]
 
 
+class _Package(_types.ModuleType):
+    """The package's module type: importing the deprecated module path ``sampledprv.ggnmax``
+    must not rebind ``sampledprv.ggnmax``, the function, to that module."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "ggnmax" and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is not None:
         value = getattr(importlib.import_module(module, __name__), name)
         globals()[name] = value  # later accesses skip this hook
         return value
+    if f"{__name__}.{name}" in _moved.MOVED:   # a moved module, by its old name (warns)
+        return importlib.import_module(f"{__name__}.{name}")
     # ``sampledprv.torch`` is imported lazily too: ``import sampledprv`` never imports torch.
     if name == "torch":
         return importlib.import_module(".torch", __name__)

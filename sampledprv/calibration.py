@@ -18,7 +18,7 @@ as a noise scale) for which ``make_mechanism(x)`` composed ``count`` times is
 
 The three stages are the functions ``_bracket``, ``_solve_estimate`` and ``_certify`` of
 this module, sharing one memo of evaluations.  A target that cannot be certified raises
-:class:`~sampledprv.advice.AdvisedError` saying why: the estimate itself never reaches it
+:class:`~sampledprv.core.advice.AdvisedError` saying why: the estimate itself never reaches it
 (raise epsilon or delta, fewer compositions), or the estimate does but the accountant's
 resolution keeps the upper bound above it (``eps_error`` / ``n_samples``).
 
@@ -38,9 +38,9 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from scipy.optimize import brentq
 
-from . import _validation as v
-from .advice import AdvisedError, Remedy
-from .interval import Interval
+from .core import validation as v
+from .core.advice import AdvisedError, Remedy
+from .core.interval import Interval
 from .mechanisms import GeneralizedGaussian, Mechanism, PoissonSubsampled
 
 __all__ = ["Calibration", "calibrate", "calibrate_generalized_gaussian"]
@@ -88,11 +88,11 @@ class Calibration:
 def _accountant_factory(accountant: Any) -> Callable[[], Any]:
     """Turn ``accountant=`` into a zero-argument factory of fresh accountants."""
     if accountant is None:
-        from . import accountant as _acc_module  # the analytic accountant
+        from .analytic import accountant as _acc_module  # the analytic accountant
         return _acc_module.Accountant
     if isinstance(accountant, type):
         return accountant
-    from .contract import PrivacyAccountant
+    from .core.contract import PrivacyAccountant
     if isinstance(accountant, PrivacyAccountant):
         template = accountant  # an instance: deep-copied, so what it holds counts too
         return lambda: copy.deepcopy(template)
@@ -144,7 +144,7 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], *, count: int, epsil
     ------
     ValueError
         Bad arguments, or a target that cannot be certified.  The latter are
-        :class:`~sampledprv.advice.AdvisedError`: the message says what limits the search
+        :class:`~sampledprv.core.advice.AdvisedError`: the message says what limits the search
         (the target itself, or the accountant's accuracy: ``eps_error`` of the analytic
         accountant, ``n_samples`` of the sampled one) and which setting to change.
     """

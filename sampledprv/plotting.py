@@ -11,7 +11,7 @@ works without it; :func:`privacy_curve` needs no matplotlib at all.
   certify it (the ``Y_up`` / ``Y_low`` of the envelope method), optionally against the
   exact tail of an analytic reference.
 * :func:`plot_tail_weights` -- GG tail weight against beta at a fixed privacy level
-  (re-exported from :mod:`sampledprv.gg_tails`).
+  (re-exported from :mod:`sampledprv.gg.tails`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .gg_tails import plot_tail_weights
-from .interval import confidence_label
+from .gg.tails import plot_tail_weights
+from .core.interval import confidence_label
 
 __all__ = ["CurveBand", "privacy_curve", "plot_privacy_curve", "plot_loss_histogram",
            "loss_tail_envelopes", "plot_tail_weights"]
@@ -74,10 +74,10 @@ def privacy_curve(accountant: Any, epsilons: Sequence[float]) -> CurveBand:
     ``accountant`` is anything with the accountant contract (:class:`~sampledprv.Accountant`,
     :class:`~sampledprv.SampledAccountant`) that already composed its mechanisms.
     """
-    from .contract import PrivacyAccountant
+    from .core.contract import PrivacyAccountant
     if not isinstance(accountant, PrivacyAccountant):
         raise ValueError("accountant must be a sampledprv accountant (sp.Accountant, "
-                         "sp.SampledAccountant or a subclass of sampledprv.contract."
+                         "sp.SampledAccountant or a subclass of sampledprv.core.contract."
                          f"PrivacyAccountant), got {type(accountant).__name__}")
     eps = np.asarray(list(epsilons), dtype=np.float64)
     if eps.ndim != 1 or eps.size == 0:
@@ -247,7 +247,7 @@ def plot_loss_histogram(source: Any, mechanism: Any = None, *, direction: str = 
     law = None
     if reference is not None:
         try:
-            from .prv import privacy_loss
+            from .mechanisms.relations import privacy_loss
             law = privacy_loss(reference, direction)
         except Exception:  # noqa: BLE001 - not an analytic spec: no overlay
             law = None

@@ -7,7 +7,7 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 import sampledprv as sp
-from sampledprv.interval import Interval
+from sampledprv.core.interval import Interval
 
 
 def gaussian_eps(mu, delta):

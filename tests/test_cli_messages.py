@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import sampledprv as sp
-from sampledprv.advice import AdvisedError, flag_wording
+from sampledprv.core.advice import AdvisedError, flag_wording
 from sampledprv.cli import main
 from sampledprv.cli.errors import SETTING_FLAGS, error_message
 from sampledprv.cli.output import format_triplets, jsonable

@@ -39,7 +39,7 @@ def test_subsampled_in_both_accountants(spec):
 def test_samplers_match_the_law(spec):
     """The numpy sampler's empirical mean of (1 - e^{eps - L})_+ matches the exact law
     (both directions), and the Numba kernel (table kind) agrees with it."""
-    from sampledprv.prv import privacy_loss
+    from sampledprv.mechanisms.relations import privacy_loss
     from sampledprv.sampled.histograms._numpy_histogram import numpy_loss_sampler
     from sampledprv.sampled.histograms.kernels import loss_histogram
     rng = np.random.default_rng(0)

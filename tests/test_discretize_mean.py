@@ -21,8 +21,8 @@ import pytest
 import sampledprv as sp
 from sampledprv.engine.discretize import discretize
 from sampledprv.engine.moments import cell_moments, turning_candidates
-from sampledprv.prv import privacy_loss
-from sampledprv.prv.loss_distribution import LossDistribution
+from sampledprv.mechanisms.relations import privacy_loss
+from sampledprv.core.law import LossDistribution
 
 _SUB = 64          # sub-buckets per bucket of the reference
 _CHUNK = 1000      # buckets per block of reference CDF evaluations

@@ -13,7 +13,7 @@ from scipy import stats
 import sampledprv as sp
 from sampledprv.mechanisms.base import NeighbouringRelation
 from sampledprv.mechanisms.substitution import SymmetricDominatingPair, fixed_size_bounds
-from sampledprv.prv import loss_pair
+from sampledprv.mechanisms.relations import loss_pair
 from sampledprv.sampled.histograms.kernels import loss_histogram
 
 #: failure rate of the goodness-of-fit tests (fixed, numpyro style)

@@ -3,7 +3,7 @@
 The GG paper (App. B.2) claims the d-dimensional PRV equals the 1-D one.  Sampling the
 privacy loss of two difference vectors on the same ell_beta sphere -- one-hot and spread
 over k coordinates -- shows this holds at beta = 2 and fails otherwise (see
-sampledprv/gg_dimension.py).  Monte Carlo estimates of
+sampledprv/gg/dimension.py).  Monte Carlo estimates of
 delta(eps) = E_P[(1 - exp(eps - L))_+] with fixed seeds; differences are judged in units of
 their standard errors (z > 8 to claim a difference, z < 4 to claim agreement).
 """
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sampledprv as sp
-from sampledprv.gg_dimension import spread_epsilons, spread_lower_bound
+from sampledprv.gg.dimension import spread_epsilons, spread_lower_bound
 
 
 def mc_delta(beta, scale, mu, eps, n, seed):

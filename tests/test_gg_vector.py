@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import sampledprv as sp
-from sampledprv.gg_vector import VectorGGAccountant, spreads
+from sampledprv.gg.vector import VectorGGAccountant, spreads
 from sampledprv.rdp import RdpAccountant, register_divergence
+from sampledprv.gg.vector import VECTOR_ORDERS
 from sampledprv.rdp.gg_vector import vector_gg_renyi
 
 DELTA = 1e-5
@@ -124,7 +125,7 @@ def _sphere_vector_losses(beta, scale, w, q=None):
     return remove, (lambda rng, n: -g(big_s(gg(rng, n) + w)))
 
 
-@pytest.mark.filterwarnings("ignore::sampledprv.advice.AdvisedWarning")   # only .lower is read
+@pytest.mark.filterwarnings("ignore::sampledprv.core.advice.AdvisedWarning")   # only .lower is read
 @pytest.mark.parametrize("beta", [1.0, 1.25, 1.5, 1.75, 2.5, 3.0])
 def test_upper_dominates_sampled_lower_on_random_sphere_vectors(beta):
     """Random directions on the l_beta sphere, d = 4 and 64, with and without Poisson
@@ -171,7 +172,7 @@ def test_beta_below_two_without_dimension_and_accountant_errors():
 
 
 def test_per_direction_queries_and_contract():
-    from sampledprv.contract import PrivacyAccountant
+    from sampledprv.core.contract import PrivacyAccountant
     acc = VectorGGAccountant(0.05, orders=ORDERS).compose(
         sp.GeneralizedGaussianVector(1.5, 3.0, 16))
     assert isinstance(acc, PrivacyAccountant) and acc.supports(sp.Gaussian(1.0))
@@ -209,9 +210,9 @@ def test_cli_gg_vector_kind_end_to_end(capsys):
 def test_fractional_orders_keep_subsampling_useful_for_large_step_divergences():
     """beta = 3, d = 1000: the per-step order-2 divergence is ~15 nats, so Poisson
     subsampling barely helps at orders >= 2; the orders in (1, 2) still amplify."""
-    from sampledprv.gg_vector import FRACTIONAL_ORDERS
+    from sampledprv.gg.vector import FRACTIONAL_ORDERS
     step = sp.PoissonSubsampled(sp.GeneralizedGaussianVector(3.0, math.sqrt(2), 1000), 0.01)
-    ints = tuple(a for a in sp.gg_vector.VECTOR_ORDERS if a not in FRACTIONAL_ORDERS)
+    ints = tuple(a for a in VECTOR_ORDERS if a not in FRACTIONAL_ORDERS)
     full = VectorGGAccountant(spreads=(1,)).compose(step, 200).epsilon(DELTA)
     whole = VectorGGAccountant(orders=ints, spreads=(1,)).compose(step, 200).epsilon(DELTA)
     assert full.lower == whole.lower <= full.upper < 0.2 * whole.upper

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import sampledprv as sp
-from sampledprv.gg_vector_lower import _MERGE, SpreadSubsampledLower
+from sampledprv.gg.vector_lower import _MERGE, SpreadSubsampledLower
 from sampledprv.mechanisms.registry import family_of
 
 DELTA = 1e-5

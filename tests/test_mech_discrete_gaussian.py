@@ -11,7 +11,7 @@ from scipy import special
 
 import sampledprv as sp
 from discrete_oracles import DELTAS, assert_brackets, hockey_stick
-from sampledprv.advice import AdvisedError
+from sampledprv.core.advice import AdvisedError
 
 
 def dg_log_pmf(sigma: float, half_width: int) -> np.ndarray:

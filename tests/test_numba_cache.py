@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sampledprv._numba_cache import purge_stale
+from sampledprv.sampled._numba_cache import purge_stale
 
 
 def _tree(tmp_path):

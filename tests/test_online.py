@@ -13,7 +13,7 @@ from sampledprv.engine.compose import compose_lattices
 from sampledprv.engine.curve import PrivacyCurve
 from sampledprv.engine.discretize import discretize
 from sampledprv.engine.online import OnlineComposition
-from sampledprv.prv import privacy_loss
+from sampledprv.mechanisms.relations import privacy_loss
 
 from exact_curves import gaussian_delta, gaussian_eps
 
@@ -121,7 +121,7 @@ def test_beyond_the_horizon_rebuilds_and_says_so():
 def test_many_queries_reuse_one_spectrum(monkeypatch):
     """A curve over many epsilons costs one inverse FFT (online) or one build."""
     from sampledprv import plotting
-    from sampledprv import accountant as accountant_module
+    from sampledprv.analytic import accountant as accountant_module
     from sampledprv.engine import online as online_engine
 
     calls = {"irfft": 0, "compose": 0}

@@ -11,7 +11,7 @@ from sampledprv import mechanisms as M
 from sampledprv.cli import main, parse_mechanism, format_mechanism
 from sampledprv.cli.mechanism_strings import KINDS
 from sampledprv.mechanisms import registry
-from sampledprv.prv import privacy_loss
+from sampledprv.mechanisms.relations import privacy_loss
 
 
 def _examples():

@@ -302,7 +302,7 @@ def test_symmetric_dominating_pair_profile():
     """The pair S: a law of total mass 1 with a non-negative atom at 0, symmetric, whose
     profile at epsilon >= 0 is the member's remove profile, at least the add profile."""
     from sampledprv.mechanisms.substitution import SymmetricDominatingPair
-    from sampledprv.prv import loss_pair
+    from sampledprv.mechanisms.relations import loss_pair
     member = sp.PoissonSubsampled(sp.DiscreteLaplace(0.7, 2), 0.4)
     s = SymmetricDominatingPair(member)
     assert s.symmetric
@@ -327,7 +327,7 @@ def test_symmetric_dominating_pair_sampler_matches_its_law():
     """The pair's numpy sampler (registry contract) draws its analytic law."""
     from sampledprv.mechanisms.registry import family_of
     from sampledprv.mechanisms.substitution import SymmetricDominatingPair
-    from sampledprv.prv import loss_pair
+    from sampledprv.mechanisms.relations import loss_pair
     s = SymmetricDominatingPair(sp.PoissonSubsampled(sp.DiscreteLaplace(0.7, 2), 0.4))
     law = loss_pair(s)[0]
     draw_p, draw_q = family_of(s).numpy_losses(s)
@@ -358,7 +358,7 @@ def test_symmetric_pair_is_dong_roth_su_subsampled_tradeoff():
     same for g and its convex hull), must be the profile of the pair S at every real
     epsilon, negative ones (alpha < 1) included."""
     from sampledprv.mechanisms.substitution import SymmetricDominatingPair
-    from sampledprv.prv import loss_pair
+    from sampledprv.mechanisms.relations import loss_pair
     for member in (sp.PoissonSubsampled(sp.DiscreteLaplace(0.7, 2), 0.4),
                    sp.PoissonSubsampled(sp.DiscreteGaussian(1.5, 2), 0.05)):
         law = loss_pair(SymmetricDominatingPair(member))[0]

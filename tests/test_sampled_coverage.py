@@ -14,8 +14,8 @@ import pytest
 from scipy import stats
 
 import sampledprv as sp
-from sampledprv.accountant import Accountant
-from sampledprv.prv import privacy_loss
+from sampledprv.analytic.accountant import Accountant
+from sampledprv.mechanisms.relations import privacy_loss
 from sampledprv.sampled import SampledAccountant
 from sampledprv.sampled.certification.envelopes import envelope
 

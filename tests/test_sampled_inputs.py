@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import sampledprv as sp
-from sampledprv.accountant import Accountant
+from sampledprv.analytic.accountant import Accountant
 from sampledprv.sampled import LogDensityPair, PrivacyLossSampler, SampledAccountant
 
 

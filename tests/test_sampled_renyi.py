@@ -15,8 +15,8 @@ import pytest
 from scipy import integrate, stats
 
 import sampledprv as sp
-from sampledprv.accountant import Accountant
-from sampledprv.prv import privacy_loss
+from sampledprv.analytic.accountant import Accountant
+from sampledprv.mechanisms.relations import privacy_loss
 from sampledprv.sampled import LogDensityPair, PrivacyLossSampler, SampledAccountant
 from sampledprv.sampled.certification.envelopes import envelope
 from sampledprv.sampled.histograms.kernels import loss_histogram

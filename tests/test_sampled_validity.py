@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import sampledprv as sp
-from sampledprv.accountant import Accountant
+from sampledprv.analytic.accountant import Accountant
 from sampledprv.sampled import EmpiricalPRV, SampledAccountant, min_samples
 from sampledprv.sampled.certification.envelopes import cp_lower, cp_upper, envelope
 from sampledprv.sampled.histograms.histogram import coarsen, tail_counts

@@ -39,7 +39,7 @@ def test_lazy_names_resolve_and_are_listed():
             "assert not missing, missing\n"
             "assert set(sp.__all__) <= set(dir(sp))\n"
             "from sampledprv import Accountant, SampledAccountant, calibrate\n"
-            "assert Accountant.__module__ == 'sampledprv.accountant'\n"
+            "assert Accountant.__module__ == 'sampledprv.analytic.accountant'\n"
             "try:\n    sp.no_such_name\nexcept AttributeError as e:\n    print('ok', e)\n")
     p = _python(code)
     assert p.returncode == 0, p.stderr

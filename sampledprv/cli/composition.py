@@ -155,8 +155,8 @@ def _vector_factory(kw: Dict[str, Any]) -> Callable[[], Any]:
 
 
 def accountant_description(acc: Any, s: Optional[Setup] = None) -> Dict[str, Any]:
-    """The accountant's own :meth:`~sampledprv.contract.PrivacyAccountant.settings`."""
-    from ..contract import PrivacyAccountant
+    """The accountant's own :meth:`~sampledprv.core.contract.PrivacyAccountant.settings`."""
+    from ..core.contract import PrivacyAccountant
 
     if not isinstance(acc, PrivacyAccountant):
         raise TypeError(f"expected a sampledprv accountant, got {type(acc).__name__}")

@@ -20,7 +20,7 @@ class UsageError(ValueError):
 
 
 #: Library setting -> the flag that sets it.  Errors that carry remedies
-#: (:class:`sampledprv.advice.AdvisedError`) are worded with these flags on the command
+#: (:class:`sampledprv.core.advice.AdvisedError`) are worded with these flags on the command
 #: line; remedies without a flag (``bracket``, ``max_evaluations``) are left out.
 SETTING_FLAGS = {
     "eps_error": "--eps-error", "delta_error": "--delta-error",
@@ -32,7 +32,7 @@ SETTING_FLAGS = {
 
 def error_message(exc: object) -> str:
     """A bad-input error or warning as the command line shows it (flags, not Python)."""
-    from ..advice import AdvisedError, AdvisedWarning, flag_wording  # noqa: PLC0415
+    from ..core.advice import AdvisedError, AdvisedWarning, flag_wording  # noqa: PLC0415
 
     if isinstance(exc, (AdvisedError, AdvisedWarning)):
         return exc.render(flag_wording(SETTING_FLAGS))

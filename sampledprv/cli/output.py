@@ -8,7 +8,7 @@ import math
 from typing import Any, Dict, List, Sequence
 
 from .composition import Setup, accountant_description
-from ..interval import confidence_label
+from ..core.interval import confidence_label
 from .mechanism_strings import format_mechanism
 
 __all__ = ["jsonable", "interval_json", "format_triplets", "format_triplet",

@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..advice import AdvisedError, Remedy
+from ..core.advice import AdvisedError, Remedy
 from .lattice import LatticePMF, _logsumexp_rows, block_moments
 from .fft import (irfft, irfft_layout, layout_row_norms, layout_split, next_fast_len,
                   rfft, rfft_layout)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.special import gammaln
 
-from ..prv.loss_distribution import LossDistribution
+from ..core.law import LossDistribution
 from .discretize import Discretized, discretize
 from .compose import inverse_with_roundoff
 from .fft import next_fast_len, rfft

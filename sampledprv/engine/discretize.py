@@ -9,7 +9,7 @@ the window to the nearest lattice point :math:`R = h\,\mathrm{round}(Y/h)`.  The
 
 so that :math:`Z = Y - \tilde Y` has conditional mean zero and range ``h``
 (``Y - R`` lies in ``[-h/2, h/2]``).  This is the coupling behind the Hoeffding
-bound used by :mod:`sampledprv.accountant`.
+bound used by :mod:`sampledprv.analytic.accountant`.
 
 Within-bucket means of the continuous part come from Simpson's rule on the CDF at
 half-mesh points, :math:`\int_{c-h/2}^{c+h/2} (y - c)\,dF = \tfrac h3 (m_+ - m_-) + O(h^5 F^{(4)})`
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..prv.loss_distribution import LossDistribution
+from ..core.law import LossDistribution
 from .compose import GridTooLargeError
 from .lattice import LatticePMF
 from .moments import _ULPS, cell_moments, interior_extrema, subdivisions, with_neighbours

@@ -39,7 +39,7 @@ from typing import Sequence
 import numpy as np
 from scipy import special
 
-from ..prv.loss_distribution import LossDistribution
+from ..core.law import LossDistribution
 
 __all__ = ["MAX_ATOMS", "ExactAtoms", "enumeration_size", "compose_atoms"]
 

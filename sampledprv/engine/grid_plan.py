@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..prv.loss_distribution import LossDistribution
+from ..core.law import LossDistribution
 from .compose import GridTooLargeError, _chernoff_window
 from .discretize import discretize
 from .fft import next_fast_len

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..prv.loss_distribution import LossDistribution
+from ..core.law import LossDistribution
 
 #: assumed accuracy of a CDF / SF evaluation (scipy ndtr, gammainc), relative
 _ULPS = 4 * np.finfo(np.float64).eps

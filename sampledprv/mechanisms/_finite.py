@@ -14,7 +14,7 @@ The loss :math:`\ell(o) = \log p_0(o) - \log q_0(o)` is an atom at each outcome:
 Atoms with equal loss (to the last bit) are merged.  ``mass_defect`` is a bound on the
 total-variation distance between the true pair and the tabulated one (tail truncation
 of an infinite support); the discretizer adds it to its mass error, so certified
-intervals stay certified (:class:`~sampledprv.prv.LossDistribution`).  Rounding is
+intervals stay certified (:class:`~sampledprv.core.law.LossDistribution`).  Rounding is
 *not* a total-variation term: every tabulated mass is within a relative
 ``rel_error`` of the truth and every loss value within ``value_error``, which a
 ``c``-fold composition pays as a factor ``(1 + rel_error)^c`` on its curve and a shift
@@ -104,7 +104,7 @@ def finite_law(log_p: np.ndarray, log_q: np.ndarray, mass_defect: float = 0.0,
 
 def finite_loss_pair(law: FiniteLaw):
     """``(law of l under P0, law of l under Q0)`` as :class:`LossDistribution` objects."""
-    from ..prv.loss_distribution import LossDistribution
+    from ..core.law import LossDistribution
 
     v = law.values
     fin = np.isfinite(v)

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict
 
-from .. import _validation as v
+from ..core import validation as v
 from .base import Mechanism
 from .gaussian import _g
 from .randomized_response import (same_under_both, two_point_numba, two_point_numpy_losses,

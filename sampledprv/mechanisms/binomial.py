@@ -28,7 +28,7 @@ from typing import Any, Dict
 
 import numpy as np
 
-from .. import _validation as v
+from ..core import validation as v
 from ._finite import FINITE_HOOKS, mixture_pair_law
 from .base import doubled_under_substitution, Mechanism
 from .discrete_laplace import integer_sensitivity

@@ -19,7 +19,7 @@ from typing import Any, Dict
 
 import numpy as np
 
-from .. import _validation as v
+from ..core import validation as v
 from ._finite import FINITE_HOOKS, finite_law
 from .base import doubled_under_substitution, Mechanism
 from .gaussian import _g

@@ -28,7 +28,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from .. import _validation as v
+from ..core import validation as v
 from ._finite import finite_law, finite_loss_pair, finite_numba, finite_numpy, log_normalize
 from .base import Mechanism, NeighbouringRelation
 from .gaussian import _g

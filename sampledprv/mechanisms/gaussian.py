@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict
 
-from .. import _validation as v
+from ..core import validation as v
 from .base import doubled_under_substitution, Mechanism
 from .registry import CliKind, Family, register
 
@@ -65,7 +65,7 @@ def gaussian_mu_pair(mu: float):
     import numpy as np
     from scipy import special
 
-    from ..prv.loss_distribution import LossDistribution
+    from ..core.law import LossDistribution
 
     m = 0.5 * mu * mu
 

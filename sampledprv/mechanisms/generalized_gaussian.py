@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Dict
 
-from .. import _validation as v
+from ..core import validation as v
 from .base import Mechanism, NeighbouringRelation
 from .gaussian import _g, _sens, gaussian_mu_pair
 from .laplace import laplace_eps_pair
@@ -56,7 +56,7 @@ class GeneralizedGaussian(Mechanism):
         ``beta != 2`` it does: the GG paper's "dimension independence" (App. B.2) covers
         a sensitivity vector concentrated in one coordinate, but spreading the same
         :math:`\ell_\beta` norm over ``k`` coordinates leaks more (for ``beta > 2`` without
-        bound as ``k`` grows; see :mod:`sampledprv.gg_dimension`).  The analytic
+        bound as ``k`` grows; see :mod:`sampledprv.gg.dimension`).  The analytic
         accountant therefore refuses ``dimension > 1`` with ``beta != 2``; account such a
         release coordinate by coordinate (one 1-D spec per coordinate with its own
         sensitivity) or bound it with :func:`sampledprv.spread_lower_bound`.
@@ -128,7 +128,7 @@ class GeneralizedGaussian(Mechanism):
         Exact for ``dimension == 1`` and for ``beta == 2``.  Raises :class:`ValueError`
         otherwise: for ``beta != 2`` the loss depends on how the :math:`\ell_\beta`
         sensitivity is spread over the coordinates and the 1-D accounting is not a
-        worst-case bound (see :mod:`sampledprv.gg_dimension`)."""
+        worst-case bound (see :mod:`sampledprv.gg.dimension`)."""
         if self.dimension == 1:
             return self
         if self.beta == 2.0:
@@ -137,7 +137,7 @@ class GeneralizedGaussian(Mechanism):
             f"GeneralizedGaussian(beta={self.beta}, dimension={self.dimension}): for beta != 2 "
             "the privacy loss depends on how the l_beta sensitivity is spread over the "
             "coordinates, and the 1-D accounting is not a worst-case bound (see "
-            "sampledprv.gg_dimension); for the worst case over the l_beta ball use "
+            "sampledprv.gg.dimension); for the worst case over the l_beta ball use "
             "sampledprv.GeneralizedGaussianVector(beta, scale, dimension) with "
             "sampledprv.VectorGGAccountant, or dimension=1 per coordinate with its own "
             "sensitivity")
@@ -233,7 +233,7 @@ def generalized_gaussian_pair(mech: "GeneralizedGaussian | GGNMax"):
     ``beta=2`` use the Laplace and Gaussian closed forms (identical laws)."""
     import numpy as np
 
-    from ..prv.loss_distribution import LossDistribution
+    from ..core.law import LossDistribution
 
     if isinstance(mech, GGNMax):
         mech = mech.as_generalized_gaussian()

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, NoReturn, Optional
 
-from .. import _validation as v
+from ..core import validation as v
 from .base import Mechanism
 from .gaussian import _g
 from .generalized_gaussian import GeneralizedGaussian, sigma_to_scale

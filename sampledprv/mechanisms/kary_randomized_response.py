@@ -19,7 +19,7 @@ from typing import Any, Dict
 
 import numpy as np
 
-from .. import _validation as v
+from ..core import validation as v
 from ._finite import FINITE_HOOKS, FiniteLaw
 from .base import Mechanism
 from .gaussian import _g

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict
 
-from .. import _validation as v
+from ..core import validation as v
 from .base import doubled_under_substitution, Mechanism
 from .gaussian import _g, _sens
 from .registry import CliKind, Family, register
@@ -59,7 +59,7 @@ def laplace_eps_pair(eps: float):
     """Laws of :math:`\\ell` under :math:`P_0` and :math:`Q_0` (module docstring)."""
     import numpy as np
 
-    from ..prv.loss_distribution import LossDistribution
+    from ..core.law import LossDistribution
 
     def cdf(y):
         # e^{-eps} (e^{(y+eps)/2} - 1) / 2 written as e^{(y-eps)/2} (1 - e^{-(y+eps)/2}) / 2:

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict
 
-from .. import _validation as v
+from ..core import validation as v
 from .base import Mechanism, NeighbouringRelation
 from .gaussian import _g
 from .registry import CliKind, Family, register
@@ -52,7 +52,7 @@ def two_point_pair(eps: float, p: float, delta: float):
     :math:`-\varepsilon` otherwise (``eps = inf`` is the identity: loss ``+inf``)."""
     import numpy as np
 
-    from ..prv.loss_distribution import LossDistribution
+    from ..core.law import LossDistribution
 
     if math.isinf(eps):
         under_p = LossDistribution(p_pos_inf=1.0)

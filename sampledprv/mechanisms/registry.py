@@ -102,7 +102,7 @@ class Family:
         Spec classes the family accounts (exact type match, no subclasses).
     loss_pair : callable ``spec -> (law under P0, law under Q0)``
         Exact laws of :math:`\ell = \log p_0/q_0` as
-        :class:`~sampledprv.prv.LossDistribution` objects.
+        :class:`~sampledprv.core.law.LossDistribution` objects.
     numba_source : callable ``spec -> (kind code, params)``, optional
         Encoding of the canonical pair for the fused kernel
         :func:`sampledprv.sampled.draws._mechloss.builtin_fill`.

@@ -1,11 +1,11 @@
 r"""Poisson subsampling of any registered mechanism (the spec; its laws live in
-:mod:`sampledprv.prv.subsampled` and the samplers' subsampled modes)."""
+:mod:`sampledprv.core.subsampled_law` and the samplers' subsampled modes)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import _validation as v
+from ..core import validation as v
 from .base import Mechanism
 
 __all__ = ["PoissonSubsampled"]

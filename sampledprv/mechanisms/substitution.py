@@ -74,7 +74,7 @@ from typing import Any, Tuple
 
 import numpy as np
 
-from .. import _validation as v
+from ..core import validation as v
 from ._finite import FINITE_HOOKS, FiniteLaw, mixture_sides, windowed_law
 from .base import Mechanism, NeighbouringRelation
 from .gaussian import Gaussian, gaussian_mu_pair
@@ -222,7 +222,7 @@ class GaussianMixturePair(Mechanism):
     def loss_pair(self):
         from scipy import special
 
-        from ..prv.loss_distribution import LossDistribution
+        from ..core.law import LossDistribution
 
         if self.q == 1.0:
             return gaussian_mu_pair(2.0 * self.mu)
@@ -339,7 +339,7 @@ class SymmetricDominatingPair(Mechanism):
     symmetric = True
 
     def loss_pair(self):
-        from ..prv import loss_pair
+        from .relations import loss_pair
         under_p, under_q = loss_pair(self.member)
         law = symmetrized_law(under_p, under_q)
         return law, law.negated()
@@ -351,7 +351,7 @@ class SymmetricDominatingPair(Mechanism):
 def symmetrized_law(under_p: Any, under_q: Any) -> Any:
     r"""The loss law of :class:`SymmetricDominatingPair` from the member's laws of
     :math:`\ell` under :math:`P^*` (``under_p``) and under :math:`Q^*` (``under_q``)."""
-    from ..prv.loss_distribution import LossDistribution
+    from ..core.law import LossDistribution
 
     lp, lq = under_p, under_q
     zero = np.zeros(1)
@@ -395,7 +395,7 @@ def _symmetrized_samplers(pair: SymmetricDominatingPair):
     :math:`Q^*` on :math:`\ell > 0`, or 0) with its exact mass, then the member's draws
     conditioned on :math:`\ell > 0` by rejection (the numpy twin of the fused kernel's
     symmetrized mode)."""
-    from ..prv import loss_pair
+    from .relations import loss_pair
     from ..sampled.histograms._numpy_histogram import numpy_loss_sampler
     lp, lq = loss_pair(pair.member)
     zero = np.zeros(1)

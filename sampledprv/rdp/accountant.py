@@ -14,7 +14,7 @@ from typing import Callable, Dict, Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import _validation as v
+from ..core import validation as v
 from ..mechanisms import Mechanism
 from .conversion import delta_from_rdp, epsilon_from_rdp
 from .divergence import DIRECTIONS, renyi_divergence

@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import _validation as v
+from ..core import validation as v
 from ._rounding import up
 
 __all__ = ["epsilon_from_rdp", "delta_from_rdp"]

@@ -6,7 +6,7 @@ r"""Upper bounds on the Renyi divergence of built-in mechanism specs.
 * ``direction="add"``: :math:`D_\alpha(Q\|P)`,
 
 maximised over all neighbouring pairs the spec describes (the conventions of
-:func:`sampledprv.prv.privacy_loss`).  Per spec (all cover both directions):
+:func:`sampledprv.mechanisms.relations.privacy_loss`).  Per spec (all cover both directions):
 
 * ``Gaussian``: :math:`\alpha\mu^2/2` (exact);
 * ``Laplace`` (:math:`\varepsilon = \Delta/b`): :math:`\frac{1}{\alpha-1}\log\big(
@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Dict
 
-from .. import _validation as v
+from ..core import validation as v
 from ..mechanisms import (
     ApproxDP, Gaussian, GeneralizedGaussian, GGNMax, Laplace, Mechanism, PoissonSubsampled,
     PureDP, RandomizedResponse,
@@ -171,7 +171,7 @@ def renyi_divergence(spec: Mechanism, order: float, direction: str) -> float:
     if not isinstance(spec, Mechanism):
         raise ValueError(f"spec must be a sampledprv mechanism spec, got {spec!r}")
     if type(spec) not in _REGISTRY and type(spec).__name__ == "GeneralizedGaussianVector":
-        from .. import gg_vector  # noqa: F401  (registers the vector spec's bound on import)
+        from ..gg import vector as gg_vector  # noqa: F401  (registers the vector spec's bound on import)
     if type(spec) in _REGISTRY:
         return float(_REGISTRY[type(spec)](spec, a, direction))
     for spec_type, bound in _REGISTRY.items():

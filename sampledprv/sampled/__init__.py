@@ -16,7 +16,7 @@ Three layers, each importing only from the ones before it:
 # --- stale compiled kernels (sources changed since they were cached) are dropped first ---
 from pathlib import Path as _Path
 
-from .._numba_cache import purge_stale as _purge_stale
+from ._numba_cache import purge_stale as _purge_stale
 
 _purge_stale(_Path(__file__).resolve().parent)
 

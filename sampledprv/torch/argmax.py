@@ -1,7 +1,7 @@
 r"""GGNMax in PyTorch: noisy argmax of vote histograms with GG noise (GG paper, Theorem 2).
 
 :math:`\arg\max_j (v_j + Z_j)`, :math:`Z_j \overset{iid}{\sim} GG(\beta, s)`.  Accounting
-depends on the neighbouring relation (see :mod:`sampledprv.ggnmax`): one count changing by
+depends on the neighbouring relation (see :mod:`sampledprv.gg.noisy_max`): one count changing by
 1 is ``sampledprv.GGNMax(beta, scale)``; a teacher's vote moving between two classes is
 ``GeneralizedGaussian(beta, scale)`` composed twice per answer.
 """

@@ -196,7 +196,7 @@ class BetaDPSGD(torch.optim.Optimizer):
         self.expected_batch_size = float(expected_batch_size)
         self.generator = generator
         self.steps = 0
-        from ..dpsgd_accounting import check_accounting
+        from ..gg.dpsgd_accounting import check_accounting
         self.accounting = check_accounting(accounting)
 
     @property
@@ -211,7 +211,7 @@ class BetaDPSGD(torch.optim.Optimizer):
     def mechanism(self, sample_rate: float):
         """The spec of one step: ``PoissonSubsampled(GeneralizedGaussianVector(beta, scale,
         d), q)`` (``accounting="paper-1d"``: the 1-D ``GeneralizedGaussian(beta, scale)``)."""
-        from ..dpsgd_accounting import step_spec
+        from ..gg.dpsgd_accounting import step_spec
         return step_spec(self.beta, self.scale, sample_rate, dimension=self.dimension,
                          accounting=self.accounting)
 
@@ -220,7 +220,7 @@ class BetaDPSGD(torch.optim.Optimizer):
 
         ``accounting="paper-1d"`` intervals for ``beta != 2`` are labelled as not a
         worst-case certificate in their ``method``."""
-        from ..dpsgd_accounting import label, make_accountant
+        from ..gg.dpsgd_accounting import label, make_accountant
         steps = self.steps if steps is None else int(steps)
         if steps < 1:
             raise ValueError(f"steps must be >= 1 (no step taken yet?), got {steps}")

@@ -41,7 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without opacus
 import torch
 
 from ..calibration import Calibration, calibrate
-from ..dpsgd_accounting import check_accounting, label, make_accountant, step_spec
+from ..gg.dpsgd_accounting import check_accounting, label, make_accountant, step_spec
 from ..mechanisms import GeneralizedGaussian, Mechanism
 from .dpsgd import beta_norm
 from .noise import generalized_gaussian
@@ -187,7 +187,7 @@ class GGOpacusAccountant(IAccountant):
             return self._factory()
         if self.accounting == "vector" and self.beta != 2.0:
             return make_accountant(self.accounting, self.beta)
-        from ..accountant import Accountant
+        from ..analytic.accountant import Accountant
         # online spectra: each new step costs O(n); the horizon doubles when exceeded
         return Accountant(horizon=max(DEFAULT_HORIZON, 2 * len(self)))
 

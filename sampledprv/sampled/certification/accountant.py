@@ -23,10 +23,10 @@ from typing import Optional
 
 import numpy as np
 
-from ... import _validation as v
-from ...contract import PrivacyAccountant
+from ...core import validation as v
+from ...core.contract import PrivacyAccountant
 from ...engine.compose import GridTooLargeError
-from ...interval import PROBABILISTIC, Interval, fixed_size_bracket
+from ...core.interval import PROBABILISTIC, Interval, fixed_size_bracket
 from ...mechanisms.base import Direction, as_direction
 from ..draws.torch_draws import torch_loss_sampler
 from ..histograms import _numpy_histogram as _np_hist
@@ -227,7 +227,7 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         """What is sampled for ``mechanism``: its pair, or for a fixed-size batch under
         substitution the two pairs of its upper and lower end."""
         if self._bracketed_spec(mechanism):
-            from ...prv import resolve_bounds
+            from ...mechanisms.relations import resolve_bounds
             return tuple(resolve_bounds(mechanism, self.neighbouring))
         if isinstance(mechanism, EmpiricalPRV):
             return (mechanism,)
@@ -246,7 +246,7 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         under substitution, else ``None``.
 
         Its upper end comes from the symmetric dominating pair and its lower end from the
-        attained member pair (:func:`~sampledprv.prv.resolve_bounds`), so each inner
+        attained member pair (:func:`~sampledprv.mechanisms.relations.resolve_bounds`), so each inner
         accountant samples the pairs of one end (every other mechanism as resolved under
         this accountant's relation, sampled in both), each with failure probability
         ``alpha / 2``: by the union bound both ends hold together with probability at

@@ -22,8 +22,8 @@ from typing import Optional
 
 import numpy as np
 
-from ... import _validation as v
-from ...advice import AdvisedWarning, Remedy
+from ...core import validation as v
+from ...core.advice import AdvisedWarning, Remedy
 from ...mechanisms import Mechanism
 from ...mechanisms.base import NeighbouringRelation, as_relation
 from ..draws.torch_draws import default_device
@@ -111,7 +111,7 @@ class HistogramBank:
         if isinstance(mechanism, Mechanism):
             from ...mechanisms.base import NeighbouringRelation, as_relation
             from ...mechanisms.substitution import FixedSizeSubsampled
-            from ...prv import resolve_relation
+            from ...mechanisms.relations import resolve_relation
             if isinstance(mechanism, FixedSizeSubsampled) and \
                     as_relation(self.neighbouring) is NeighbouringRelation.SUBSTITUTE:
                 raise ValueError(

@@ -3,7 +3,7 @@ r"""Predict the certified width and the running time of a sampled run before doi
 The width of the envelope interval at ``n`` draws per histogram depends on the counts
 the run will see.  :func:`predict_width` simulates them: on the window the accountant
 would choose for ``n`` draws, it takes bin probabilities -- exact ones from the
-analytic law when :mod:`sampledprv.prv` knows the mechanism, else the frequencies of
+analytic law when :mod:`sampledprv.mechanisms.relations` knows the mechanism, else the frequencies of
 a pilot histogram of ``pilot_n`` draws on that window -- draws multinomial counts of
 size ``n`` (``sims`` times) and runs the envelope method on them exactly as the
 accountant would (same ``alpha`` split, bins, composition).  The median of the widths
@@ -126,7 +126,7 @@ def _fmt_s(t: Optional[float]) -> str:
 def _bin_probs(mech: object, direction: str, lo: float, h: float, bins: int,
                pilot_n: int, seed: int) -> tuple[np.ndarray, str]:
     """``[below, bins..., above, +inf]`` probabilities on the window."""
-    from ...prv import privacy_loss
+    from ...mechanisms.relations import privacy_loss
     edges = lo + np.arange(bins + 1) * h
     try:
         law = privacy_loss(mech, direction)

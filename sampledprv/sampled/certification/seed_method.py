@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ... import _validation as v
+from ...core import validation as v
 from ...engine import LatticePMF, delta_of_eps, eps_of_delta
 from ...engine.compose import roundoff_estimate
 from ..histograms.histogram import LossHistogram

@@ -76,7 +76,7 @@ def builtin_orders(mech: Any, direction: str) -> np.ndarray:
     by quadrature or binomial expansion and would not improve the tail.  Only tightness
     depends on this choice, never validity.
     """
-    from ...prv import privacy_loss
+    from ...mechanisms.relations import privacy_loss
     try:
         law = privacy_loss(mech, direction)
         lo, hi = float(law.lower_point(1e-3)), float(law.upper_point(1e-3))
@@ -99,7 +99,7 @@ def _builtin_renyi(mech: Any, direction: str) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=256)
 def _builtin_range(mech: Any, direction: str) -> tuple[float, float]:
-    from ...prv import privacy_loss
+    from ...mechanisms.relations import privacy_loss
     try:
         law = privacy_loss(mech, direction)
     except (TypeError, ValueError):

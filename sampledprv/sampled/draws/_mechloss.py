@@ -103,7 +103,7 @@ def _symmetrized_params(pair: object) -> np.ndarray:
     """Parameters of the symmetrized mode: the member's base kind, its rate ``q`` and the
     exact masses ``a = P*(l > 0)``, ``b = Q*(l > 0)`` (the pair is symmetric: both
     directions draw the same law)."""
-    from ...prv import loss_pair
+    from ...mechanisms.relations import loss_pair
     member = pair.member                                  # type: ignore[attr-defined]
     if not isinstance(member, M.PoissonSubsampled):
         raise TypeError(f"no built-in privacy-loss sampler for {pair!r}")

@@ -2,7 +2,7 @@ r"""Monte Carlo validation of an analytic privacy-loss law.
 
 :func:`validate` draws ``n`` privacy losses of a mechanism (with the same kernels as
 the sampled accountant) and compares their empirical distribution with the exact law
-of :mod:`sampledprv.prv` in each direction by a Kolmogorov-Smirnov statistic on the
+of :mod:`sampledprv.mechanisms.relations` in each direction by a Kolmogorov-Smirnov statistic on the
 histogram's edges,
 
 .. math:: D = \max_j \left| \frac{\#\{Y_i \ge t_j\}}{n} - P[Y \ge t_j] \right|,
@@ -25,7 +25,7 @@ from typing import Optional
 
 import numpy as np
 
-from ... import _validation as v
+from ...core import validation as v
 from .histogram import tail_counts
 from .kernels import loss_histogram
 from .window import choose_window
@@ -84,12 +84,12 @@ def validate(mechanism: object, n_samples: int = 10**6, *, reference: Optional[o
     n_samples : int
         Draws per direction.
     reference : spec, optional
-        Analytic spec whose exact PRV (``sampledprv.prv.privacy_loss``) is the reference;
+        Analytic spec whose exact PRV (``sampledprv.mechanisms.relations.privacy_loss``) is the reference;
         defaults to ``mechanism`` itself (which must then be an analytic spec).
     seed, bins, progress
         Sampling seed, histogram bins, progress bar.
     """
-    from ...prv import privacy_loss
+    from ...mechanisms.relations import privacy_loss
 
     n = v.positive_int("n_samples", n_samples)
     ref = mechanism if reference is None else reference

@@ -6,7 +6,7 @@ edges computed in float64 exactly as written; the kernels correct the index afte
 ``max(|lo|, |lo + bins*h|) <= 2**40 * h`` (:func:`check_window`).
 
 :func:`choose_window` places the window where an ``n``-draw run puts its draws: from
-the analytic tail when :mod:`sampledprv.prv` knows the mechanism, else from a pilot
+the analytic tail when :mod:`sampledprv.mechanisms.relations` knows the mechanism, else from a pilot
 sample of the numpy path.
 """
 
@@ -27,7 +27,7 @@ _MAX_EDGE_RATIO = float(2 ** 40)  #: max(|lo|, |hi|) / h (exact one-step bin cor
 
 @functools.lru_cache(maxsize=256)
 def _analytic_window(mechanism: object, direction: str, tail: float) -> tuple:
-    from ...prv import privacy_loss
+    from ...mechanisms.relations import privacy_loss
     try:
         law = privacy_loss(mechanism, direction)
     except TypeError:  # not an analytic spec
@@ -43,7 +43,7 @@ def choose_window(mechanism: object, direction: str, n: int, bins: int,
     r"""``(lo, h, bins)`` covering the draws of an ``n``-sample run.
 
     The upper/lower ends are where about ``0.01/n`` of the mass lies beyond: from the
-    analytic law when :mod:`sampledprv.prv` knows the mechanism, else extrapolated from
+    analytic law when :mod:`sampledprv.mechanisms.relations` knows the mechanism, else extrapolated from
     a pilot sample of :math:`2^{16}` draws by an exponential tail through the pilot's
     0.01 and ``10/pilot`` quantiles (conservative for tails lighter than exponential).
     The ends are clipped to a declared ``loss_range`` (the window then ends above its

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._error_terms import CurveErrorTerms
-from .engine.compose import _chernoff_window
-from .engine.discretize import Discretized, discretize, relative_terms
-from .engine.fft import next_fast_len
-from .engine.online import OnlineComposition, Outgrown
-from .mechanisms import Mechanism
-from .prv import privacy_loss
+from ..engine.compose import _chernoff_window
+from ..engine.discretize import Discretized, discretize, relative_terms
+from ..engine.fft import next_fast_len
+from ..engine.online import OnlineComposition, Outgrown
+from ..mechanisms import Mechanism
+from ..mechanisms.relations import privacy_loss
 
 #: largest FFT length the online mode plans for (about 40 bytes per point per direction)
 MAX_ONLINE_GRID = 2**23

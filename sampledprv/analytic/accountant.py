@@ -34,25 +34,25 @@ from dataclasses import dataclass
 import numpy as np
 
 
-from . import _validation as v
-from .advice import AdvisedError, Remedy
-from .engine.compose import ComposedPMF, GridTooLargeError, compose_lattices
-from .engine.curve import LatticePoints, PrivacyCurve
-from .engine.discretize import Discretized, discretize, relative_terms
-from .engine.core_tail import split_step, tail_cap, tail_mixture
-from .engine.grid_plan import check_composition, composed_width
-from .engine.regrid import regrid
-from .engine.evolving import LevelPlan, compose_tree, level_tail_masses, plan_cost, plan_levels
-from .engine.exact_atoms import MAX_ATOMS, compose_atoms, enumeration_size
-from .engine.online import Outgrown
-from .engine.error_weights import WeightedError
+from ..core import validation as v
+from ..core.advice import AdvisedError, Remedy
+from ..engine.compose import ComposedPMF, GridTooLargeError, compose_lattices
+from ..engine.curve import LatticePoints, PrivacyCurve
+from ..engine.discretize import Discretized, discretize, relative_terms
+from ..engine.core_tail import split_step, tail_cap, tail_mixture
+from ..engine.grid_plan import check_composition, composed_width
+from ..engine.regrid import regrid
+from ..engine.evolving import LevelPlan, compose_tree, level_tail_masses, plan_cost, plan_levels
+from ..engine.exact_atoms import MAX_ATOMS, compose_atoms, enumeration_size
+from ..engine.online import Outgrown
+from ..engine.error_weights import WeightedError
 from ._error_terms import CurveErrorTerms
 from ._online import OnlinePlan
-from .interval import DETERMINISTIC, Interval, fixed_size_bracket
-from .contract import PrivacyAccountant
-from .mechanisms import Gaussian, Mechanism
-from .mechanisms.base import Direction, NeighbouringRelation, as_direction, as_relation
-from .prv import privacy_loss, resolve_bounds, resolve_relation
+from ..core.interval import DETERMINISTIC, Interval, fixed_size_bracket
+from ..core.contract import PrivacyAccountant
+from ..mechanisms import Gaussian, Mechanism
+from ..mechanisms.base import Direction, NeighbouringRelation, as_direction, as_relation
+from ..mechanisms.relations import privacy_loss, resolve_bounds, resolve_relation
 
 __all__ = ["Accountant"]
 
@@ -611,7 +611,7 @@ class Accountant(PrivacyAccountant):
 
     def _bracket(self) -> tuple["Accountant", "Accountant"] | None:
         """The ``(upper, lower)`` inner accountants when some composed spec takes its two
-        ends from different pairs (:func:`~sampledprv.prv.resolve_bounds`: fixed-size
+        ends from different pairs (:func:`~sampledprv.mechanisms.relations.resolve_bounds`: fixed-size
         batches under substitution), else ``None``.  Each composes the resolved pairs of
         its end; the upper one the symmetric dominating pairs, the lower one the attained
         member pairs."""

@@ -4,7 +4,7 @@ r"""The d-dimensional Generalized Gaussian mechanism, accounted over the whole
 :class:`GeneralizedGaussianVector` adds i.i.d. :math:`GG(\beta, s)` noise to each of ``d``
 coordinates of a query whose :math:`\ell_\beta` sensitivity is ``clip_norm`` (beta-DP-SGD's
 per-step mechanism).  For ``beta != 2`` its privacy depends on how the sensitivity is
-spread over the coordinates (:mod:`sampledprv.gg_dimension`), so it is answered with an
+spread over the coordinates (:mod:`sampledprv.gg.dimension`), so it is answered with an
 interval:
 
 * **upper**: Renyi DP, order by order, worst case over the ball
@@ -18,7 +18,7 @@ interval:
   :math:`\log(1 - q + q e^S)` with ``S`` the sum of ``m`` 1-D losses: its law is
   computed by FFT and pushed through the subsampling map with rounding in the safe
   direction, so that the analytic accountant's lower bound for it is certified
-  (:mod:`sampledprv.gg_vector_lower`).
+  (:mod:`sampledprv.gg.vector_lower`).
 
 At ``beta = 2`` the mechanism is dimension independent and the exact PLD interval of the
 1-D Gaussian is returned; so is the exact 1-D interval at ``d = 1``.  :class:`VectorGGAccountant` implements the usual
@@ -31,16 +31,16 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from . import _validation as v
-from .contract import PrivacyAccountant
-from .interval import DETERMINISTIC, Interval
-from .gg_vector_lower import SpreadSubsampledLower
-from .mechanisms import Mechanism, PoissonSubsampled
-from .mechanisms.generalized_gaussian_vector import GeneralizedGaussianVector
-from .rdp.accountant import RdpAccountant
-from .rdp.conversion import delta_from_rdp, epsilon_from_rdp
-from .rdp.divergence import ANCHORS, register_divergence
-from .rdp.gg_vector import vector_gg_renyi
+from ..core import validation as v
+from ..core.contract import PrivacyAccountant
+from ..core.interval import DETERMINISTIC, Interval
+from .vector_lower import SpreadSubsampledLower
+from ..mechanisms import Mechanism, PoissonSubsampled
+from ..mechanisms.generalized_gaussian_vector import GeneralizedGaussianVector
+from ..rdp.accountant import RdpAccountant
+from ..rdp.conversion import delta_from_rdp, epsilon_from_rdp
+from ..rdp.divergence import ANCHORS, register_divergence
+from ..rdp.gg_vector import vector_gg_renyi
 
 __all__ = ["GeneralizedGaussianVector", "VectorGGAccountant", "spreads", "VECTOR_ORDERS"]
 
@@ -56,7 +56,7 @@ _MAX_SPREAD = 4096
 
 def _renyi(spec: GeneralizedGaussianVector, order: float, direction: str) -> float:
     if spec.beta == 2.0:   # N(0, s^2/2) per coordinate, l_2 sensitivity C: a mu^2/2, exact
-        from .rdp._rounding import up
+        from ..rdp._rounding import up
         return up(order * (spec.clip_norm / spec.scale) ** 2)
     return vector_gg_renyi(spec.beta, spec.clip_norm / spec.scale, spec.effective_dimension,
                            float(order))
@@ -81,7 +81,7 @@ def spreads(dimension: float) -> List[int]:
 def _direction(direction: Optional[Any]) -> Optional[str]:
     if direction is None:
         return None
-    from .mechanisms.base import as_direction
+    from ..mechanisms.base import as_direction
     return as_direction(direction).value
 
 
@@ -112,7 +112,7 @@ class VectorGGAccountant(PrivacyAccountant):
     * Otherwise: **upper** from Renyi DP over :data:`VECTOR_ORDERS` for every part
       (:class:`sampledprv.rdp.RdpAccountant`), **lower** the largest certified lower bound
       of the exact PLD accountant over concrete sensitivity vectors (:func:`spreads`;
-      under Poisson subsampling through :mod:`sampledprv.gg_vector_lower`); ``estimate``
+      under Poisson subsampling through :mod:`sampledprv.gg.vector_lower`); ``estimate``
       is the largest PLD estimate over those vectors (what a worst-case vector at least
       costs), clipped into the interval.
 
@@ -135,7 +135,7 @@ class VectorGGAccountant(PrivacyAccountant):
                  orders: Optional[Iterable[float]] = None,
                  accountant: Optional[Callable[[], Any]] = None,
                  spreads: Optional[Sequence[int]] = None) -> None:
-        from .accountant import Accountant
+        from ..analytic.accountant import Accountant
         self.eps_error, self.delta_error = eps_error, delta_error
         Accountant(eps_error, delta_error)   # validates both
         self._factory = accountant or (lambda: Accountant(eps_error, delta_error))
@@ -191,7 +191,7 @@ class VectorGGAccountant(PrivacyAccountant):
     def _subsampled_spread(self, vec: GeneralizedGaussianVector, m: int,
                            q: float) -> SpreadSubsampledLower:
         r"""The lower laws of the subsampled vector spread over ``m`` coordinates
-        (:mod:`sampledprv.gg_vector_lower`), with an inner shift that costs about
+        (:mod:`sampledprv.gg.vector_lower`), with an inner shift that costs about
         ``eps_error / 2`` over the composition (the loss moves by at most the shift times
         :math:`g' \le 1`, and by about ``q`` times it on steps without the record) and a
         coupling failure of ``delta_error / 20`` in total."""

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable
 
-from .interval import Interval
-from .mechanisms import GeneralizedGaussian
+from ..core.interval import Interval
+from ..mechanisms import GeneralizedGaussian
 
 __all__ = ["spread_epsilons", "spread_lower_bound"]
 
 
 def _factory(accountant: Any):
-    from .calibration import _accountant_factory
+    from ..calibration import _accountant_factory
     return _accountant_factory(accountant)
 
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Optional
 
-from .calibration import Calibration, calibrate
-from .interval import Interval
-from .mechanisms import GeneralizedGaussian, Mechanism, PoissonSubsampled
+from ..calibration import Calibration, calibrate
+from ..core.interval import Interval
+from ..mechanisms import GeneralizedGaussian, Mechanism, PoissonSubsampled
 
 __all__ = ["ACCOUNTINGS", "check_accounting", "step_spec", "make_accountant",
            "label", "calibrate_scale", "PAPER_LABEL"]
@@ -45,7 +45,7 @@ def step_spec(beta: float, scale: float, sample_rate: float, *, dimension: Optio
     """The spec of one step (sensitivity 1, ``scale`` in units of the clip norm).  At
     ``beta = 2`` both accountings give the 1-D ``GeneralizedGaussian`` (exact: the
     Gaussian is rotation invariant), which the online PLD accountant takes."""
-    from .gg_vector import GeneralizedGaussianVector
+    from .vector import GeneralizedGaussianVector
     check_accounting(accounting)
     if accounting == "vector" and float(beta) != 2.0:
         base: Mechanism = GeneralizedGaussianVector(beta, scale, dimension, 1.0)
@@ -64,9 +64,9 @@ def make_accountant(accounting: str, beta: float,
     if factory is not None:
         return factory()
     if check_accounting(accounting) == "vector" and float(beta) != 2.0:
-        from .gg_vector import VectorGGAccountant
+        from .vector import VectorGGAccountant
         return VectorGGAccountant(spreads=(1,) if upper_only else None)
-    from .accountant import Accountant
+    from ..analytic.accountant import Accountant
     return Accountant()
 
 

@@ -24,7 +24,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from .mechanisms import GeneralizedGaussian
+from ..mechanisms import GeneralizedGaussian
 
 __all__ = ["ggnmax", "generalized_gaussian_noise"]
 

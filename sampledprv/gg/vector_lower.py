@@ -11,7 +11,7 @@ The vector :math:`\Delta` with ``m`` coordinates :math:`|\Delta_i| = C m^{-1/\be
 Under :math:`P_0` the law of ``S`` is the ``m``-fold composition of the 1-D loss law
 under :math:`P_0` (remove side), under :math:`Q_0` that of its law under :math:`Q_0`.
 Poisson subsampling gives the pair :math:`((1-q) Q_0 + q P_0,\ Q_0)` with loss
-:math:`g(S) = \log(1 - q + q e^{S})` (:mod:`sampledprv.prv.subsampled`).
+:math:`g(S) = \log(1 - q + q e^{S})` (:mod:`sampledprv.core.subsampled_law`).
 
 Why a *lower* bound is cheap to certify
 ---------------------------------------
@@ -41,7 +41,7 @@ counted in ``b``.  Then, since ``g`` is increasing,
   lies below :math:`-g(S)`;
 
 except with probability ``b``.  These two atomic laws go through the same subsampling
-map as every other mechanism (:func:`sampledprv.prv.subsampled.subsampled_pair`) and
+map as every other mechanism (:func:`sampledprv.core.subsampled_law.subsampled_pair`) and
 are carried with ``mass_defect = b``, so the analytic accountant's certified *lower*
 bound for them, which subtracts ``count * b``, is a certified lower bound for the true
 subsampled spread vector.  Their upper bounds mean nothing: :class:`SpreadSubsampledLower`
@@ -57,14 +57,14 @@ from typing import Callable, Tuple
 
 import numpy as np
 
-from .engine.compose import GridTooLargeError, compose_lattices
-from .engine.discretize import discretize
-from .mechanisms import GeneralizedGaussian
-from .mechanisms.base import Mechanism
-from .mechanisms.registry import Family, register
-from .prv.analytic import analytic_pair
-from .prv.loss_distribution import LossDistribution
-from .prv.subsampled import subsampled_pair
+from ..engine.compose import GridTooLargeError, compose_lattices
+from ..engine.discretize import discretize
+from ..mechanisms import GeneralizedGaussian
+from ..mechanisms.base import Mechanism
+from ..mechanisms.registry import Family, register
+from ..mechanisms.laws import analytic_pair
+from ..core.law import LossDistribution
+from ..core.subsampled_law import subsampled_pair
 
 __all__ = ["SpreadSubsampledLower", "spread_sum_law", "SpreadSum"]
 

@@ -23,8 +23,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from scipy.special import gammaincc
 
-from .calibration import calibrate_generalized_gaussian
-from .mechanisms import GeneralizedGaussian
+from ..calibration import calibrate_generalized_gaussian
+from ..mechanisms import GeneralizedGaussian
 
 __all__ = ["tail_weight", "TailTable", "calibrated_tail_weights", "plot_tail_weights"]
 

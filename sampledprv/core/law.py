@@ -165,6 +165,11 @@ class LossDistribution:
                                 self.mass_rel_error, lipschitz * self.value_error)
 
 
+#: ``(law of l under P0, law of l under Q0)``: the laws of one loss function
+#: ``l = log p0/q0`` under both members of a pair
+LossPair = tuple[LossDistribution, LossDistribution]
+
+
 def mixture(weights: list[float], parts: list[LossDistribution]) -> LossDistribution:
     """The mixture ``sum_i w_i parts[i]`` (weights summing to 1)."""
     ws = [float(w) for w in weights]

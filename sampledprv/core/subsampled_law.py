@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .analytic import LossPair
-from .loss_distribution import mixture
+from .law import LossPair, mixture
 
 
 def subsampled_pair(base: LossPair, q: float) -> LossPair:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 
-from ..mechanisms import PoissonSubsampled
-from ..mechanisms.base import DIRECTIONS, Direction, NeighbouringRelation, as_direction, as_relation
-from ..mechanisms.registry import family_of
-from .analytic import LossPair, analytic_pair
-from .loss_distribution import LossDistribution, mixture
-from .subsampled import subsampled_pair
+from ..core.law import LossDistribution, LossPair, mixture
+from ..core.subsampled_law import subsampled_pair
+from .base import DIRECTIONS, Direction, NeighbouringRelation, as_direction, as_relation
+from .laws import analytic_pair
+from .registry import family_of
+from .subsampled import PoissonSubsampled
 
 
 def resolve_relation(mechanism: object, relation: object) -> object:
@@ -40,7 +40,7 @@ def _resolve_cached(mechanism: object, rel: NeighbouringRelation) -> object:
 
 
 def _resolve(mechanism: object, rel: NeighbouringRelation) -> object:
-    from ..mechanisms.substitution import FixedSizeSubsampled, subsampled_for_relation
+    from .substitution import FixedSizeSubsampled, subsampled_for_relation
     if isinstance(mechanism, (PoissonSubsampled, FixedSizeSubsampled)):
         return subsampled_for_relation(mechanism, rel)
     try:
@@ -58,7 +58,7 @@ def resolve_bounds(mechanism: object, relation: object) -> tuple[object, object]
     substitution: there the upper end comes from a symmetric dominating pair and the
     lower end from the attained member pair
     (:func:`sampledprv.mechanisms.substitution.fixed_size_bounds`)."""
-    from ..mechanisms.substitution import FixedSizeSubsampled
+    from .substitution import FixedSizeSubsampled
     rel = as_relation(relation)
     if isinstance(mechanism, FixedSizeSubsampled) and rel is NeighbouringRelation.SUBSTITUTE:
         return _bounds_cached(mechanism, rel)
@@ -68,7 +68,7 @@ def resolve_bounds(mechanism: object, relation: object) -> tuple[object, object]
 
 @functools.lru_cache(maxsize=256)
 def _bounds_cached(mechanism: object, rel: NeighbouringRelation) -> tuple[object, object]:
-    from ..mechanisms.substitution import fixed_size_bounds
+    from .substitution import fixed_size_bounds
     return fixed_size_bounds(mechanism, rel)
 
 

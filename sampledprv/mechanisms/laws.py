@@ -4,18 +4,16 @@ Each law is the pair ``(under_p, under_q)``: the law of the *same* loss function
 :math:`\ell = \log p_0/q_0` under :math:`P_0` and under :math:`Q_0` (the canonical pair
 of :mod:`sampledprv.mechanisms.registry`).  The remove direction is ``under_p``; the add
 direction is the law of :math:`-\ell` under :math:`Q_0`.  Keeping both laws of one loss
-function is what lets :mod:`sampledprv.prv.subsampled` build the Poisson-subsampled pair
+function is what lets :mod:`sampledprv.core.subsampled_law` build the Poisson-subsampled pair
 exactly.  The laws themselves live in each mechanism's module.
 """
 
 from __future__ import annotations
 
-from ..mechanisms.registry import family_of
-from .loss_distribution import LossDistribution
+from ..core.law import LossPair
+from .registry import family_of
 
 __all__ = ["LossPair", "analytic_pair"]
-
-LossPair = tuple[LossDistribution, LossDistribution]
 
 
 def analytic_pair(mech: object) -> LossPair:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from .engine.error_weights import WeightedError, weighted_total
+from ..engine.error_weights import WeightedError, weighted_total
 
 #: relative accuracy of the ends found by bisection where the error terms depend on the
 #: point (the returned end is always on the safe side; 1e-10 of epsilon is far below any
