@@ -35,7 +35,7 @@ from .gg.noisy_max import generalized_gaussian_noise, ggnmax
 from . import _moved
 _moved.install()
 
-__version__ = "0.1.0"
+from .core.version import __version__
 
 # Public name -> submodule that defines it (imported on first access, PEP 562).
 _LAZY: dict[str, str] = {

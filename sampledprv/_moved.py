@@ -103,13 +103,20 @@ class _Loader(importlib.abc.Loader):
 
 
 def _user_stacklevel() -> int:
-    """The stack level of the first frame outside importlib and this module (so the
-    warning names the line that imported the old path)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and (frame.f_code.co_filename.startswith("<frozen importlib")
-                                 or frame.f_code.co_filename == __file__):
-        frame, level = frame.f_back, level + 1
+    """The stack level, for a ``warnings.warn`` in :meth:`_Loader.create_module`, of the
+    first frame outside importlib and this module (so that the warning names the line that
+    imported the old path).  ``warnings`` does not count importlib's bootstrap frames."""
+    frame, level = sys._getframe(1), 1            # create_module's frame is level 1
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+        while frame is not None and _internal(frame.f_code.co_filename):
+            frame = frame.f_back
+        level += 1
     return level
+
+
+def _internal(filename: str) -> bool:
+    return "importlib" in filename and "_bootstrap" in filename
 
 
 class _Finder(importlib.abc.MetaPathFinder):

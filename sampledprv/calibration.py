@@ -42,6 +42,8 @@ from .core import validation as v
 from .core.advice import AdvisedError, Remedy
 from .core.interval import Interval
 from .mechanisms import GeneralizedGaussian, Mechanism, PoissonSubsampled
+from .analytic import accountant as _acc_module
+from .core.contract import PrivacyAccountant
 
 __all__ = ["Calibration", "calibrate", "calibrate_generalized_gaussian"]
 
@@ -88,11 +90,9 @@ class Calibration:
 def _accountant_factory(accountant: Any) -> Callable[[], Any]:
     """Turn ``accountant=`` into a zero-argument factory of fresh accountants."""
     if accountant is None:
-        from .analytic import accountant as _acc_module  # the analytic accountant
         return _acc_module.Accountant
     if isinstance(accountant, type):
         return accountant
-    from .core.contract import PrivacyAccountant
     if isinstance(accountant, PrivacyAccountant):
         template = accountant  # an instance: deep-copied, so what it holds counts too
         return lambda: copy.deepcopy(template)

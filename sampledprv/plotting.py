@@ -23,6 +23,8 @@ import numpy as np
 
 from .gg.tails import plot_tail_weights
 from .core.interval import confidence_label
+from .core.contract import PrivacyAccountant
+from .mechanisms.relations import privacy_loss
 
 __all__ = ["CurveBand", "privacy_curve", "plot_privacy_curve", "plot_loss_histogram",
            "loss_tail_envelopes", "plot_tail_weights"]
@@ -74,7 +76,6 @@ def privacy_curve(accountant: Any, epsilons: Sequence[float]) -> CurveBand:
     ``accountant`` is anything with the accountant contract (:class:`~sampledprv.Accountant`,
     :class:`~sampledprv.SampledAccountant`) that already composed its mechanisms.
     """
-    from .core.contract import PrivacyAccountant
     if not isinstance(accountant, PrivacyAccountant):
         raise ValueError("accountant must be a sampledprv accountant (sp.Accountant, "
                          "sp.SampledAccountant or a subclass of sampledprv.core.contract."
@@ -247,7 +248,6 @@ def plot_loss_histogram(source: Any, mechanism: Any = None, *, direction: str = 
     law = None
     if reference is not None:
         try:
-            from .mechanisms.relations import privacy_loss
             law = privacy_loss(reference, direction)
         except Exception:  # noqa: BLE001 - not an analytic spec: no overlay
             law = None

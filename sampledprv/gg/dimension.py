@@ -32,12 +32,12 @@ from typing import Any, Dict, Iterable
 
 from ..core.interval import Interval
 from ..mechanisms import GeneralizedGaussian
+from ..calibration import _accountant_factory
 
 __all__ = ["spread_epsilons", "spread_lower_bound"]
 
 
 def _factory(accountant: Any):
-    from ..calibration import _accountant_factory
     return _accountant_factory(accountant)
 
 

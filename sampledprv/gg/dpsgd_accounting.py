@@ -22,6 +22,9 @@ from typing import Any, Callable, Optional
 from ..calibration import Calibration, calibrate
 from ..core.interval import Interval
 from ..mechanisms import GeneralizedGaussian, Mechanism, PoissonSubsampled
+from .vector import GeneralizedGaussianVector
+from .vector import VectorGGAccountant
+from ..analytic.accountant import Accountant
 
 __all__ = ["ACCOUNTINGS", "check_accounting", "step_spec", "make_accountant",
            "label", "calibrate_scale", "PAPER_LABEL"]
@@ -45,7 +48,6 @@ def step_spec(beta: float, scale: float, sample_rate: float, *, dimension: Optio
     """The spec of one step (sensitivity 1, ``scale`` in units of the clip norm).  At
     ``beta = 2`` both accountings give the 1-D ``GeneralizedGaussian`` (exact: the
     Gaussian is rotation invariant), which the online PLD accountant takes."""
-    from .vector import GeneralizedGaussianVector
     check_accounting(accounting)
     if accounting == "vector" and float(beta) != 2.0:
         base: Mechanism = GeneralizedGaussianVector(beta, scale, dimension, 1.0)
@@ -64,9 +66,7 @@ def make_accountant(accounting: str, beta: float,
     if factory is not None:
         return factory()
     if check_accounting(accounting) == "vector" and float(beta) != 2.0:
-        from .vector import VectorGGAccountant
         return VectorGGAccountant(spreads=(1,) if upper_only else None)
-    from ..analytic.accountant import Accountant
     return Accountant()
 
 

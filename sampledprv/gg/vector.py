@@ -39,8 +39,9 @@ from ..mechanisms import Mechanism, PoissonSubsampled
 from ..mechanisms.generalized_gaussian_vector import GeneralizedGaussianVector
 from ..rdp.accountant import RdpAccountant
 from ..rdp.conversion import delta_from_rdp, epsilon_from_rdp
-from ..rdp.divergence import ANCHORS, register_divergence
-from ..rdp.gg_vector import vector_gg_renyi
+from ..rdp.divergence import ANCHORS
+from ..mechanisms.base import as_direction
+from ..analytic.accountant import Accountant
 
 __all__ = ["GeneralizedGaussianVector", "VectorGGAccountant", "spreads", "VECTOR_ORDERS"]
 
@@ -52,17 +53,6 @@ FRACTIONAL_ORDERS: Tuple[float, ...] = (1.05, 1.1, 1.15, 1.2, 1.3, 1.4, 1.5, 1.7
 VECTOR_ORDERS: Tuple[float, ...] = FRACTIONAL_ORDERS + tuple(float(a) for a in ANCHORS)
 
 _MAX_SPREAD = 4096
-
-
-def _renyi(spec: GeneralizedGaussianVector, order: float, direction: str) -> float:
-    if spec.beta == 2.0:   # N(0, s^2/2) per coordinate, l_2 sensitivity C: a mu^2/2, exact
-        from ..rdp._rounding import up
-        return up(order * (spec.clip_norm / spec.scale) ** 2)
-    return vector_gg_renyi(spec.beta, spec.clip_norm / spec.scale, spec.effective_dimension,
-                           float(order))
-
-
-register_divergence(GeneralizedGaussianVector, _renyi)
 
 
 def spreads(dimension: float) -> List[int]:
@@ -81,7 +71,6 @@ def spreads(dimension: float) -> List[int]:
 def _direction(direction: Optional[Any]) -> Optional[str]:
     if direction is None:
         return None
-    from ..mechanisms.base import as_direction
     return as_direction(direction).value
 
 
@@ -135,7 +124,6 @@ class VectorGGAccountant(PrivacyAccountant):
                  orders: Optional[Iterable[float]] = None,
                  accountant: Optional[Callable[[], Any]] = None,
                  spreads: Optional[Sequence[int]] = None) -> None:
-        from ..analytic.accountant import Accountant
         self.eps_error, self.delta_error = eps_error, delta_error
         Accountant(eps_error, delta_error)   # validates both
         self._factory = accountant or (lambda: Accountant(eps_error, delta_error))

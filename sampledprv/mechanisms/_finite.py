@@ -29,6 +29,8 @@ from typing import Sequence, Tuple
 
 import numpy as np
 
+from ..core.law import LossDistribution
+
 __all__ = ["FiniteLaw", "finite_law", "finite_loss_pair", "finite_numba", "finite_numpy",
            "FINITE_HOOKS"]
 
@@ -104,8 +106,6 @@ def finite_law(log_p: np.ndarray, log_q: np.ndarray, mass_defect: float = 0.0,
 
 def finite_loss_pair(law: FiniteLaw):
     """``(law of l under P0, law of l under Q0)`` as :class:`LossDistribution` objects."""
-    from ..core.law import LossDistribution
-
     v = law.values
     fin = np.isfinite(v)
     under_p = LossDistribution(atom_values=v[fin], atom_masses=law.p[fin],

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Dict
 
 from ..core import validation as v
+from ..core.law import LossDistribution
 from .base import doubled_under_substitution, Mechanism
 from .registry import CliKind, Family, register
 
@@ -64,8 +65,6 @@ def gaussian_mu_pair(mu: float):
     r"""Laws of :math:`\ell` under :math:`P_0` and :math:`Q_0`: :math:`N(\pm\mu^2/2, \mu^2)`."""
     import numpy as np
     from scipy import special
-
-    from ..core.law import LossDistribution
 
     m = 0.5 * mu * mu
 

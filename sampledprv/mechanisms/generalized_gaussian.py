@@ -17,8 +17,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Dict
 
 from ..core import validation as v
+from ..core.law import LossDistribution
 from .base import Mechanism, NeighbouringRelation
 from .gaussian import _g, _sens, gaussian_mu_pair
+from ._gg_losses import gg_numpy_losses
 from .laplace import laplace_eps_pair
 from .registry import CliKind, Family, UnsupportedRelationError, register
 
@@ -233,8 +235,6 @@ def generalized_gaussian_pair(mech: "GeneralizedGaussian | GGNMax"):
     ``beta=2`` use the Laplace and Gaussian closed forms (identical laws)."""
     import numpy as np
 
-    from ..core.law import LossDistribution
-
     if isinstance(mech, GGNMax):
         mech = mech.as_generalized_gaussian()
     mech = mech.one_dimensional()
@@ -271,25 +271,6 @@ def _numba(mech: "GeneralizedGaussian | GGNMax"):
     if mech.beta == 2.0:  # N(0, s^2/2): mu = D / (s / sqrt 2)
         return KIND_GAUSS, [math.sqrt(2.0) * d]
     return KIND_GG, [d] + list(gg_setup(mech.beta))
-
-
-def gg_numpy_losses(beta: float, s: float, d: float):
-    """numpy samplers of :math:`\\ell = (|x-d|^\\beta - |x|^\\beta)/s^\\beta` under
-    :math:`P_0` (``x ~ GG(beta, s)``) and :math:`Q_0` (``x ~ d + GG(beta, s)``)."""
-    import numpy as np
-
-    def draw(r, size):
-        g = r.gamma(1.0 / beta, 1.0, size)
-        return s * g ** (1.0 / beta) * np.where(r.random(size) < 0.5, -1.0, 1.0)
-
-    def lp(r, n):
-        x = draw(r, n)
-        return (np.abs(x - d) ** beta - np.abs(x) ** beta) / s ** beta
-
-    def lq(r, n):
-        x = draw(r, n) + d
-        return (np.abs(x - d) ** beta - np.abs(x) ** beta) / s ** beta
-    return lp, lq
 
 
 def _numpy(mech: "GeneralizedGaussian | GGNMax"):

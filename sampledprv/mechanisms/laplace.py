@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Dict
 
 from ..core import validation as v
+from ..core.law import LossDistribution
 from .base import doubled_under_substitution, Mechanism
 from .gaussian import _g, _sens
 from .registry import CliKind, Family, register
@@ -59,8 +60,6 @@ def laplace_eps_pair(eps: float):
     """Laws of :math:`\\ell` under :math:`P_0` and :math:`Q_0` (module docstring)."""
     import numpy as np
 
-    from ..core.law import LossDistribution
-
     def cdf(y):
         # e^{-eps} (e^{(y+eps)/2} - 1) / 2 written as e^{(y-eps)/2} (1 - e^{-(y+eps)/2}) / 2:
         # the same full relative accuracy, and no 0 * inf once e^{-eps} underflows
@@ -82,7 +81,7 @@ def _numba(spec: Laplace):
 
 
 def _numpy(spec: Laplace):
-    from .generalized_gaussian import gg_numpy_losses
+    from ._gg_losses import gg_numpy_losses
     return gg_numpy_losses(1.0, spec.scale, spec.sensitivity)
 
 

@@ -10,10 +10,13 @@ exactly.  The laws themselves live in each mechanism's module.
 
 from __future__ import annotations
 
-from ..core.law import LossPair
+from ..core.law import LossDistribution, LossPair
+from ..core.subsampled_law import subsampled_pair
+from .base import Direction, as_direction
 from .registry import family_of
+from .subsampled import PoissonSubsampled
 
-__all__ = ["LossPair", "analytic_pair"]
+__all__ = ["LossPair", "analytic_pair", "loss_pair", "privacy_loss"]
 
 
 def analytic_pair(mech: object) -> LossPair:
@@ -37,3 +40,22 @@ def analytic_pair(mech: object) -> LossPair:
                         "accountant (sp.SampledAccountant) for mechanisms without a closed "
                         "form") from None
     return fam.loss_pair(mech)
+
+
+def loss_pair(mechanism: object) -> LossPair:
+    """``(law of l under P, law of l under Q)`` for ``l = log p/q`` of the worst-case pair."""
+    if isinstance(mechanism, PoissonSubsampled):
+        return subsampled_pair(analytic_pair(mechanism.mechanism), mechanism.q)
+    return analytic_pair(mechanism)
+
+
+def privacy_loss(mechanism: object, direction: "str | Direction") -> LossDistribution:
+    """Law of the privacy loss in one direction.
+
+    ``"remove"``: :math:`\\log p/q` under :math:`P`; ``"add"``: :math:`\\log q/p` under
+    :math:`Q` (the pair is ``(M(D + x), M(D))``)."""
+    d = as_direction(direction)
+    under_p, under_q = loss_pair(mechanism)
+    if d is Direction.REMOVE:
+        return under_p
+    return under_q.negated()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Dict
 
 from ..core import validation as v
+from ..core.law import LossDistribution
 from .base import Mechanism, NeighbouringRelation
 from .gaussian import _g
 from .registry import CliKind, Family, register
@@ -51,8 +52,6 @@ def two_point_pair(eps: float, p: float, delta: float):
     :math:`P_0`, :math:`+\infty` w.p. ``delta``, :math:`+\varepsilon` w.p. ``(1-delta) p``,
     :math:`-\varepsilon` otherwise (``eps = inf`` is the identity: loss ``+inf``)."""
     import numpy as np
-
-    from ..core.law import LossDistribution
 
     if math.isinf(eps):
         under_p = LossDistribution(p_pos_inf=1.0)

@@ -1,15 +1,18 @@
-"""Privacy random variables of the analytic mechanisms (exact laws, both directions)."""
+"""The spec that answers a neighbouring relation (``resolve_relation``, ``resolve_bounds``).
+
+The exact laws of a spec (``loss_pair``, ``privacy_loss``) are in
+:mod:`sampledprv.mechanisms.laws` and re-exported here."""
 
 from __future__ import annotations
 
 import functools
 
-from ..core.law import LossDistribution, LossPair, mixture
-from ..core.subsampled_law import subsampled_pair
-from .base import DIRECTIONS, Direction, NeighbouringRelation, as_direction, as_relation
-from .laws import analytic_pair
+from ..core.law import LossDistribution, mixture
+from .base import DIRECTIONS, NeighbouringRelation, as_relation
+from .laws import loss_pair, privacy_loss
 from .registry import family_of
 from .subsampled import PoissonSubsampled
+from .substitution import FixedSizeSubsampled, fixed_size_bounds, subsampled_for_relation
 
 
 def resolve_relation(mechanism: object, relation: object) -> object:
@@ -40,7 +43,6 @@ def _resolve_cached(mechanism: object, rel: NeighbouringRelation) -> object:
 
 
 def _resolve(mechanism: object, rel: NeighbouringRelation) -> object:
-    from .substitution import FixedSizeSubsampled, subsampled_for_relation
     if isinstance(mechanism, (PoissonSubsampled, FixedSizeSubsampled)):
         return subsampled_for_relation(mechanism, rel)
     try:
@@ -58,7 +60,6 @@ def resolve_bounds(mechanism: object, relation: object) -> tuple[object, object]
     substitution: there the upper end comes from a symmetric dominating pair and the
     lower end from the attained member pair
     (:func:`sampledprv.mechanisms.substitution.fixed_size_bounds`)."""
-    from .substitution import FixedSizeSubsampled
     rel = as_relation(relation)
     if isinstance(mechanism, FixedSizeSubsampled) and rel is NeighbouringRelation.SUBSTITUTE:
         return _bounds_cached(mechanism, rel)
@@ -68,27 +69,7 @@ def resolve_bounds(mechanism: object, relation: object) -> tuple[object, object]
 
 @functools.lru_cache(maxsize=256)
 def _bounds_cached(mechanism: object, rel: NeighbouringRelation) -> tuple[object, object]:
-    from .substitution import fixed_size_bounds
     return fixed_size_bounds(mechanism, rel)
-
-
-def loss_pair(mechanism: object) -> LossPair:
-    """``(law of l under P, law of l under Q)`` for ``l = log p/q`` of the worst-case pair."""
-    if isinstance(mechanism, PoissonSubsampled):
-        return subsampled_pair(analytic_pair(mechanism.mechanism), mechanism.q)
-    return analytic_pair(mechanism)
-
-
-def privacy_loss(mechanism: object, direction: "str | Direction") -> LossDistribution:
-    """Law of the privacy loss in one direction.
-
-    ``"remove"``: :math:`\\log p/q` under :math:`P`; ``"add"``: :math:`\\log q/p` under
-    :math:`Q` (the pair is ``(M(D + x), M(D))``)."""
-    d = as_direction(direction)
-    under_p, under_q = loss_pair(mechanism)
-    if d is Direction.REMOVE:
-        return under_p
-    return under_q.negated()
 
 
 __all__ = ["LossDistribution", "mixture", "loss_pair", "privacy_loss", "DIRECTIONS",

@@ -75,9 +75,11 @@ from typing import Any, Tuple
 import numpy as np
 
 from ..core import validation as v
+from ..core.law import LossDistribution
 from ._finite import FINITE_HOOKS, FiniteLaw, mixture_sides, windowed_law
 from .base import Mechanism, NeighbouringRelation
 from .gaussian import Gaussian, gaussian_mu_pair
+from .laws import loss_pair
 from .generalized_gaussian import GeneralizedGaussian
 from .registry import (Family, UnsupportedRelationError, family_of, for_relation as
                        _family_relation, register)
@@ -222,7 +224,6 @@ class GaussianMixturePair(Mechanism):
     def loss_pair(self):
         from scipy import special
 
-        from ..core.law import LossDistribution
 
         if self.q == 1.0:
             return gaussian_mu_pair(2.0 * self.mu)
@@ -339,7 +340,6 @@ class SymmetricDominatingPair(Mechanism):
     symmetric = True
 
     def loss_pair(self):
-        from .relations import loss_pair
         under_p, under_q = loss_pair(self.member)
         law = symmetrized_law(under_p, under_q)
         return law, law.negated()
@@ -351,8 +351,6 @@ class SymmetricDominatingPair(Mechanism):
 def symmetrized_law(under_p: Any, under_q: Any) -> Any:
     r"""The loss law of :class:`SymmetricDominatingPair` from the member's laws of
     :math:`\ell` under :math:`P^*` (``under_p``) and under :math:`Q^*` (``under_q``)."""
-    from ..core.law import LossDistribution
-
     lp, lq = under_p, under_q
     zero = np.zeros(1)
     sp0, sq0 = float(lp.sf_cont(zero)[0]), float(lq.sf_cont(zero)[0])
@@ -395,7 +393,6 @@ def _symmetrized_samplers(pair: SymmetricDominatingPair):
     :math:`Q^*` on :math:`\ell > 0`, or 0) with its exact mass, then the member's draws
     conditioned on :math:`\ell > 0` by rejection (the numpy twin of the fused kernel's
     symmetrized mode)."""
-    from .relations import loss_pair
     from ..sampled.histograms._numpy_histogram import numpy_loss_sampler
     lp, lq = loss_pair(pair.member)
     zero = np.zeros(1)

@@ -41,6 +41,7 @@ from ._rounding import up
 from .gg_quadrature import gg_renyi_bounds
 from .subsampled import (integer_order, subsampled_fractional_bound, subsampled_general_bound,
                          subsampled_remove_bound)
+from ..mechanisms.substitution import SymmetricDominatingPair
 
 __all__ = ["renyi_divergence", "DIRECTIONS", "register_divergence"]
 
@@ -170,8 +171,6 @@ def renyi_divergence(spec: Mechanism, order: float, direction: str) -> float:
     a = _check(order, direction)
     if not isinstance(spec, Mechanism):
         raise ValueError(f"spec must be a sampledprv mechanism spec, got {spec!r}")
-    if type(spec) not in _REGISTRY and type(spec).__name__ == "GeneralizedGaussianVector":
-        from ..gg import vector as gg_vector  # noqa: F401  (registers the vector spec's bound on import)
     if type(spec) in _REGISTRY:
         return float(_REGISTRY[type(spec)](spec, a, direction))
     for spec_type, bound in _REGISTRY.items():
@@ -218,7 +217,6 @@ def _symmetric_pair(spec: Mechanism, a: float, direction: str) -> float:
 
 
 def _register_symmetric_pair() -> None:
-    from ..mechanisms.substitution import SymmetricDominatingPair
     register_divergence(SymmetricDominatingPair, _symmetric_pair)
 
 

@@ -31,6 +31,9 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Uni
 import torch
 
 from .noise import generalized_gaussian
+from ..gg.dpsgd_accounting import check_accounting
+from ..gg.dpsgd_accounting import step_spec
+from ..gg.dpsgd_accounting import label, make_accountant
 
 __all__ = ["beta_norm", "clip_per_sample", "privatize_gradients", "BetaDPSGD",
            "poisson_sample_mask"]
@@ -196,7 +199,6 @@ class BetaDPSGD(torch.optim.Optimizer):
         self.expected_batch_size = float(expected_batch_size)
         self.generator = generator
         self.steps = 0
-        from ..gg.dpsgd_accounting import check_accounting
         self.accounting = check_accounting(accounting)
 
     @property
@@ -211,7 +213,6 @@ class BetaDPSGD(torch.optim.Optimizer):
     def mechanism(self, sample_rate: float):
         """The spec of one step: ``PoissonSubsampled(GeneralizedGaussianVector(beta, scale,
         d), q)`` (``accounting="paper-1d"``: the 1-D ``GeneralizedGaussian(beta, scale)``)."""
-        from ..gg.dpsgd_accounting import step_spec
         return step_spec(self.beta, self.scale, sample_rate, dimension=self.dimension,
                          accounting=self.accounting)
 
@@ -220,7 +221,6 @@ class BetaDPSGD(torch.optim.Optimizer):
 
         ``accounting="paper-1d"`` intervals for ``beta != 2`` are labelled as not a
         worst-case certificate in their ``method``."""
-        from ..gg.dpsgd_accounting import label, make_accountant
         steps = self.steps if steps is None else int(steps)
         if steps < 1:
             raise ValueError(f"steps must be >= 1 (no step taken yet?), got {steps}")

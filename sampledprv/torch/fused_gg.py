@@ -30,6 +30,8 @@ from typing import Optional
 
 import torch
 
+from .envelope import _envelope
+
 __all__ = ["fused_available", "fused_generalized_gaussian"]
 
 _ROUNDS = 16         # Philox calls per element at most (two proposals each)
@@ -136,7 +138,6 @@ def fused_generalized_gaussian(n: int, beta: float, *, generator: Optional[torch
     if not fused_available(device):
         raise ValueError(f"the fused GG sampler needs a CUDA device, float32 and Triton; "
                          f"got device={device}")
-    from .noise import _envelope
     kind, rate, log_m = _envelope(beta)
     inv_rate = 1.0 / rate if kind == "laplace" else 1.0 / math.sqrt(2.0 * rate)
     out = torch.empty(n, device=device, dtype=torch.float32)

@@ -43,6 +43,7 @@ from typing import Optional, Sequence, Tuple, Union
 
 import torch
 
+from .envelope import _envelope
 from .fused_gg import fused_available, fused_generalized_gaussian
 
 __all__ = ["generalized_gaussian", "sample_gamma", "envelope_acceptance"]
@@ -62,16 +63,6 @@ def _check(beta: float, scale: float) -> Tuple[float, float]:
         raise ValueError(f"scale must be a positive finite number, got {scale!r}; a noise "
                          "multiplier sigma corresponds to scale = sqrt(2) * sigma")
     return beta, scale
-
-
-def _envelope(beta: float) -> Tuple[str, float, float]:
-    """``(kind, rate, log M)`` of the optimal envelope for the unit-scale target."""
-    if beta < 2.0:
-        return "laplace", beta ** (1.0 / beta), 1.0 - 1.0 / beta
-    p = beta / (beta - 2.0)
-    log_k = math.log1p(-2.0 / beta) + (2.0 / (beta - 2.0)) * math.log(2.0 / beta)
-    log_a = -(math.log(2.0) + log_k + math.log(p)) / p
-    return "gauss", math.exp(log_a), 1.0 / (2.0 * p)
 
 
 def envelope_acceptance(beta: float) -> float:

@@ -45,6 +45,7 @@ from ..gg.dpsgd_accounting import check_accounting, label, make_accountant, step
 from ..mechanisms import GeneralizedGaussian, Mechanism
 from .dpsgd import beta_norm
 from .noise import generalized_gaussian
+from ..analytic.accountant import Accountant
 
 __all__ = ["GGDPOptimizer", "GGOpacusAccountant", "gg_accountant_class", "GGPrivacyEngine",
            "step_mechanism"]
@@ -187,7 +188,6 @@ class GGOpacusAccountant(IAccountant):
             return self._factory()
         if self.accounting == "vector" and self.beta != 2.0:
             return make_accountant(self.accounting, self.beta)
-        from ..analytic.accountant import Accountant
         # online spectra: each new step costs O(n); the horizon doubles when exceeded
         return Accountant(horizon=max(DEFAULT_HORIZON, 2 * len(self)))
 

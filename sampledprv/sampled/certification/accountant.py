@@ -40,6 +40,9 @@ from .seed_method import (SEED_METHOD, seed_default_params, seed_delta, seed_dir
                           seed_epsilon, seed_grid, seed_half, seed_window)
 from .tail_inputs import as_loss_range, as_renyi
 from .twolevel import compose_bounds_two_level
+from ...mechanisms.relations import resolve_bounds
+from ...mechanisms.base import NeighbouringRelation, as_relation
+from ...mechanisms.substitution import FixedSizeSubsampled
 
 __all__ = ["SampledAccountant"]
 
@@ -227,7 +230,6 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         """What is sampled for ``mechanism``: its pair, or for a fixed-size batch under
         substitution the two pairs of its upper and lower end."""
         if self._bracketed_spec(mechanism):
-            from ...mechanisms.relations import resolve_bounds
             return tuple(resolve_bounds(mechanism, self.neighbouring))
         if isinstance(mechanism, EmpiricalPRV):
             return (mechanism,)
@@ -236,8 +238,6 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         return (self._pair(mechanism),)
 
     def _bracketed_spec(self, mechanism: object) -> bool:
-        from ...mechanisms.base import NeighbouringRelation, as_relation
-        from ...mechanisms.substitution import FixedSizeSubsampled
         return isinstance(mechanism, FixedSizeSubsampled) and \
             as_relation(self.neighbouring) is NeighbouringRelation.SUBSTITUTE
 

@@ -37,6 +37,9 @@ from .floor import min_samples
 from .tail_sources import tail_bound
 from .tails import TailBound
 from .twolevel import bins_for
+from ...mechanisms.base import NeighbouringRelation, as_relation
+from ...mechanisms.substitution import FixedSizeSubsampled
+from ...mechanisms.relations import resolve_relation
 
 __all__ = ["HistogramBank", "key_of", "CHECK_LEVEL"]
 
@@ -109,9 +112,6 @@ class HistogramBank:
         """What is sampled for ``mechanism``: a built-in spec's worst-case pair under the
         relation; user inputs as given."""
         if isinstance(mechanism, Mechanism):
-            from ...mechanisms.base import NeighbouringRelation, as_relation
-            from ...mechanisms.substitution import FixedSizeSubsampled
-            from ...mechanisms.relations import resolve_relation
             if isinstance(mechanism, FixedSizeSubsampled) and \
                     as_relation(self.neighbouring) is NeighbouringRelation.SUBSTITUTE:
                 raise ValueError(

@@ -34,6 +34,7 @@ from ..histograms.window import choose_window
 from .accountant import SampledAccountant
 from .tail_sources import compose_kwargs
 from .twolevel import bins_for
+from ...mechanisms.relations import privacy_loss
 
 __all__ = ["WidthPrediction", "predict_width", "n_for_width", "samples_for_width",
            "measure_rate", "simulate_histogram"]
@@ -126,7 +127,6 @@ def _fmt_s(t: Optional[float]) -> str:
 def _bin_probs(mech: object, direction: str, lo: float, h: float, bins: int,
                pilot_n: int, seed: int) -> tuple[np.ndarray, str]:
     """``[below, bins..., above, +inf]`` probabilities on the window."""
-    from ...mechanisms.relations import privacy_loss
     edges = lo + np.arange(bins + 1) * h
     try:
         law = privacy_loss(mech, direction)

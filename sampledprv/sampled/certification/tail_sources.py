@@ -20,6 +20,9 @@ import numpy as np
 from .tail_inputs import (DIRECTIONS, RenyiInput, RenyiTable, as_divergence, as_loss_range,
                           as_renyi)
 from .tails import TailBound
+from ...mechanisms.relations import privacy_loss
+from ...rdp import renyi_divergence
+from ... import mechanisms as M
 
 __all__ = ["DEFAULT_ORDERS", "tail_bound", "compose_kwargs", "builtin_orders"]
 
@@ -76,7 +79,6 @@ def builtin_orders(mech: Any, direction: str) -> np.ndarray:
     by quadrature or binomial expansion and would not improve the tail.  Only tightness
     depends on this choice, never validity.
     """
-    from ...mechanisms.relations import privacy_loss
     try:
         law = privacy_loss(mech, direction)
         lo, hi = float(law.lower_point(1e-3)), float(law.upper_point(1e-3))
@@ -92,14 +94,12 @@ def builtin_orders(mech: Any, direction: str) -> np.ndarray:
 
 @functools.lru_cache(maxsize=256)
 def _builtin_renyi(mech: Any, direction: str) -> tuple[np.ndarray, np.ndarray]:
-    from ...rdp import renyi_divergence
     return _evaluate(lambda o, d: renyi_divergence(mech, o, d), builtin_orders(mech, direction),
                      direction, "sampledprv.rdp.renyi_divergence", skip_value_error=True)
 
 
 @functools.lru_cache(maxsize=256)
 def _builtin_range(mech: Any, direction: str) -> tuple[float, float]:
-    from ...mechanisms.relations import privacy_loss
     try:
         law = privacy_loss(mech, direction)
     except (TypeError, ValueError):
@@ -111,7 +111,6 @@ def _builtin_range(mech: Any, direction: str) -> tuple[float, float]:
 
 
 def _is_builtin(mech: Any) -> bool:
-    from ... import mechanisms as M
     return isinstance(mech, M.Mechanism) and not (hasattr(mech, "loss_sampler")
                                                    or hasattr(mech, "_loss_sampler"))
 

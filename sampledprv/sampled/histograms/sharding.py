@@ -51,6 +51,7 @@ from .checkpoint import Checkpoint, describe
 from .histogram import LossHistogram
 from .kernels import loss_histogram
 from .torch_histogram import torch_loss_histogram
+from ...core.version import __version__
 
 __all__ = ["HistogramJob", "run_shard", "run_jobs", "shard_seed", "executor_kind",
            "check_executor", "DEFAULT_SHARD_SIZE"]
@@ -184,7 +185,6 @@ def check_executor(executor: Any, jobs: Sequence[HistogramJob]) -> Optional[str]
     kind = executor_kind(executor)
     backends = {j.backend for j in jobs} or {"numba"}
     if kind == "dask":
-        import sampledprv
         mods = tuple(dict.fromkeys(m for b in backends for m in _required_modules(b)))
         try:
             found = executor.run(_probe(), mods)
@@ -201,10 +201,10 @@ def check_executor(executor: Any, jobs: Sequence[HistogramJob]) -> Optional[str]
                     f"Dask worker {addr} cannot import {', '.join(missing)}; install them "
                     "on every worker (pip install 'sampledprv[distributed]' in the workers' "
                     "environment) before sampling")
-            if have.get("sampledprv") != sampledprv.__version__:
+            if have.get("sampledprv") != __version__:
                 raise ValueError(
                     f"Dask worker {addr} runs sampledprv {have.get('sampledprv')} but this "
-                    f"process runs {sampledprv.__version__}; install the same version on "
+                    f"process runs {__version__}; install the same version on "
                     "the workers (shards of different versions may differ)")
     elif isinstance(executor, cf.ProcessPoolExecutor):
         ctx = getattr(executor, "_mp_context", None)

@@ -29,6 +29,7 @@ from ...core import validation as v
 from .histogram import tail_counts
 from .kernels import loss_histogram
 from .window import choose_window
+from ...mechanisms.relations import privacy_loss
 
 __all__ = ["validate", "ValidationReport"]
 
@@ -89,7 +90,6 @@ def validate(mechanism: object, n_samples: int = 10**6, *, reference: Optional[o
     seed, bins, progress
         Sampling seed, histogram bins, progress bar.
     """
-    from ...mechanisms.relations import privacy_loss
 
     n = v.positive_int("n_samples", n_samples)
     ref = mechanism if reference is None else reference

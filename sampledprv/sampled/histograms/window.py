@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from . import _numpy_histogram as _np_hist
+from ...mechanisms.relations import privacy_loss
 
 __all__ = ["choose_window", "check_window"]
 
@@ -27,7 +28,6 @@ _MAX_EDGE_RATIO = float(2 ** 40)  #: max(|lo|, |hi|) / h (exact one-step bin cor
 
 @functools.lru_cache(maxsize=256)
 def _analytic_window(mechanism: object, direction: str, tail: float) -> tuple:
-    from ...mechanisms.relations import privacy_loss
     try:
         law = privacy_loss(mechanism, direction)
     except TypeError:  # not an analytic spec

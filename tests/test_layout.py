@@ -1,0 +1,335 @@
+"""The layout of the whole package: layers, no import cycle, a small root.
+
+Layers, bottom to top (a module imports only from its own layer or the ones below)::
+
+    core < mechanisms < engine, rdp < analytic, sampled < calibration < gg
+         < torch, cli, plotting, the package root (sampledprv/__init__, _moved)
+         < __main__
+
+The static check reads every import statement of every module, including those inside
+functions and ``TYPE_CHECKING`` blocks (a lazy import hides a cycle from the interpreter,
+not from the design).  ``from pkg import name`` is an edge to the module ``pkg.name``
+when there is one, else to ``pkg``; the implicit import of a module's parent packages is
+not an edge (Python runs them first whatever the module says).  Optional third-party
+imports (torch, matplotlib, opacus, ...) are not the package's business here and may stay
+lazy.
+
+The old module paths (``sampledprv.prv``, ``sampledprv.accountant``, ...) are served by
+``sampledprv/_moved.py`` without files, so they are not modules of this graph; importing
+them is refused by :func:`test_no_module_imports_an_old_path`.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import sampledprv
+
+ROOT = Path(sampledprv.__file__).resolve().parent
+PKG = "sampledprv"
+MAX_ROOT_MODULES = 6
+
+#: layer rank of each top-level part of the package (sub-package or root module)
+LAYERS: dict[str, int] = {
+    "core": 0,
+    "mechanisms": 1,
+    "engine": 2, "rdp": 2,
+    "analytic": 3, "sampled": 3,
+    "calibration": 4,          # generic calibration over any accountant; gg's tools use it
+    "gg": 5,
+    "torch": 6, "cli": 6, "plotting": 6, "": 6, "_moved": 6,     # "": sampledprv/__init__
+    "__main__": 7,
+}
+
+#: Cross-layer edges the kernels engineer removes in parallel (issue 23, item 2: the Numba
+#: kind codes and sampler hooks move to the mechanisms).  Listed so that this test passes
+#: on the layout branch; the integrator deletes this allow-list after merging the kernels
+#: branch, and then the test must pass without it.
+PENDING_KERNELS: frozenset[tuple[str, str]] = frozenset({
+    # mechanisms/* import KIND_* codes and numba_source hooks from the fused kernel
+    ("sampledprv.mechanisms._finite", "sampledprv.sampled.draws._mechloss"),
+    ("sampledprv.mechanisms.gaussian", "sampledprv.sampled.draws._mechloss"),
+    ("sampledprv.mechanisms.generalized_gaussian", "sampledprv.sampled.draws._mechloss"),
+    ("sampledprv.mechanisms.generalized_gaussian", "sampledprv.sampled.draws.samplers"),
+    ("sampledprv.mechanisms.laplace", "sampledprv.sampled.draws._mechloss"),
+    ("sampledprv.mechanisms.randomized_response", "sampledprv.sampled.draws._mechloss"),
+    # the symmetrized pair's numpy sampler reuses the numpy histogram path's samplers
+    ("sampledprv.mechanisms.substitution", "sampledprv.sampled.histograms._numpy_histogram"),
+})
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    return ".".join(p for p in rel.parts if p != "__init__")
+
+
+@functools.lru_cache(maxsize=None)
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _resolve(name: str, mods: dict[str, Path]) -> str | None:
+    while name and name not in mods:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports_of(mod: str, path: Path) -> list[tuple[str, int, bool]]:
+    """``(imported name, line, inside a function)`` of every import of the package."""
+    package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    tree = ast.parse(path.read_text(), str(path))
+    lazy: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lazy.update(id(n) for n in ast.walk(fn) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    mods = modules()
+    out: list[tuple[str, int, bool]] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                src = f"{base}.{node.module}" if node.module else base
+            else:
+                src = node.module or ""
+            subs = [f"{src}.{a.name}" for a in node.names]
+            names = [s for s in subs if s in mods or s.startswith(f"{PKG}.") and s not in mods
+                     and _is_moved(s)]
+            if len(names) < len(subs):          # some names are attributes of ``src``
+                names.append(src)
+        for n in names:
+            if n == PKG or n.startswith(PKG + "."):
+                out.append((n, node.lineno, id(node) in lazy))
+    return out
+
+
+def _is_moved(name: str) -> bool:
+    from sampledprv import _moved
+    return name in _moved.MOVED
+
+
+@functools.lru_cache(maxsize=None)
+def _imports(mod: str) -> tuple[tuple[str, int, bool], ...]:
+    return tuple(imports_of(mod, modules()[mod]))
+
+
+def import_graph(allow: frozenset = PENDING_KERNELS) -> dict[str, set[str]]:
+    """``module -> modules of sampledprv it imports``, minus the ``allow`` edges."""
+    mods = modules()
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for mod, path in mods.items():
+        for name, _, _ in _imports(mod):
+            dep = _resolve(name, mods)
+            if dep is not None and dep != mod and (mod, dep) not in allow:
+                graph[mod].add(dep)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a list of nodes (first == last), or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def part(mod: str) -> str:
+    """The top-level part of the package a module belongs to ("" for the root package)."""
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def layer(mod: str) -> int:
+    return LAYERS[part(mod)]
+
+
+# ---- the checker itself -------------------------------------------------------------------
+
+def test_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_graph_sees_lazy_relative_and_submodule_imports():
+    g = import_graph()
+    # a top-level relative import
+    assert "sampledprv.core.law" in g["sampledprv.engine.discretize"]
+    # an import inside a function (VectorGGAccountant.__init__ builds the analytic accountant)
+    assert "sampledprv.analytic.accountant" in g["sampledprv.gg.vector"]
+    # "from ..core import validation as v" is an edge to the module, not to sampledprv.core
+    assert "sampledprv.core.validation" in g["sampledprv.calibration"]
+    assert "sampledprv.core" not in g["sampledprv.calibration"]
+    # the allow-list is honoured only when asked for
+    edge = ("sampledprv.mechanisms.gaussian", "sampledprv.sampled.draws._mechloss")
+    assert edge[1] in import_graph(allow=frozenset())[edge[0]]
+    assert edge[1] not in g[edge[0]]
+
+
+def test_every_part_has_a_layer():
+    unknown = sorted({part(m) for m in modules()} - set(LAYERS))
+    assert not unknown, f"add these to LAYERS (and to the design notes' layout): {unknown}"
+
+
+# ---- the properties ----------------------------------------------------------------------
+
+def test_no_import_cycle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_import_from_a_higher_layer():
+    bad = []
+    for mod, deps in import_graph().items():
+        for dep in deps:
+            if layer(dep) > layer(mod):
+                bad.append(f"{mod} (layer {layer(mod)}) imports {dep} (layer {layer(dep)})")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_at_most_six_root_modules():
+    root = sorted(p.name for p in ROOT.glob("*.py"))
+    assert len(root) <= MAX_ROOT_MODULES, root
+
+
+def test_no_module_imports_an_old_path():
+    """The package itself uses the new paths (the old ones warn)."""
+    bad = []
+    for mod, path in modules().items():
+        for name, line, _ in imports_of(mod, path):
+            if _is_moved(name):
+                bad.append(f"{path.relative_to(ROOT.parent)}:{line} imports {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_pending_allow_list_is_still_needed():
+    """Each allow-listed edge exists (a removed edge must leave the list too)."""
+    full = import_graph(allow=frozenset())
+    gone = sorted(f"{a} -> {b}" for a, b in PENDING_KERNELS if b not in full.get(a, ()))
+    assert not gone, "remove from PENDING_KERNELS: " + ", ".join(gone)
+
+
+def test_function_level_imports_are_few():
+    """Function-level imports of the package are kept for cheap imports and optional parts
+    (the lazy public names, the torch backend, plotting), not to dodge cycles: the count is
+    bounded so that new ones are a choice (issue 23 counted 87 before the reorganisation; 30 after it, 8 of them in PENDING_KERNELS)."""
+    lazy = [(m, n) for m, p in modules().items() for n, _, is_lazy in imports_of(m, p)
+            if is_lazy]
+    assert len(lazy) <= 35, len(lazy)
+
+
+# ---- old paths --------------------------------------------------------------------------
+
+OLD_PATHS = {
+    "sampledprv.prv": "privacy_loss",
+    "sampledprv.prv.loss_distribution": "LossDistribution",
+    "sampledprv.prv.subsampled": "subsampled_pair",
+    "sampledprv.prv.analytic": "analytic_pair",
+    "sampledprv.accountant": "Accountant",
+    "sampledprv._online": "OnlinePlan",
+    "sampledprv._error_terms": "CurveErrorTerms",
+    "sampledprv.interval": "Interval",
+    "sampledprv.contract": "PrivacyAccountant",
+    "sampledprv.advice": "AdvisedError",
+    "sampledprv._validation": "positive",
+    "sampledprv.gg_vector": "VectorGGAccountant",
+    "sampledprv.gg_vector_lower": "SpreadSubsampledLower",
+    "sampledprv.gg_dimension": "spread_lower_bound",
+    "sampledprv.gg_tails": "tail_weight",
+    "sampledprv.ggnmax": "generalized_gaussian_noise",
+    "sampledprv.dpsgd_accounting": "calibrate_scale",
+    "sampledprv._numba_cache": "purge_stale",
+}
+
+
+def test_every_moved_module_has_an_old_path_test():
+    from sampledprv import _moved
+    assert set(OLD_PATHS) == set(_moved.MOVED)
+
+
+_OLD_PATH_CHECK = """
+import importlib, json, sys, warnings
+import sampledprv as sp
+from sampledprv import _moved
+old_paths = json.loads(sys.argv[1])
+for old, name in old_paths.items():
+    target = _moved.MOVED[old]
+    new = importlib.import_module(target if isinstance(target, str) else target[0])
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        exec(f"from {old} import {name} as old_obj", globals())
+    dep = [x for x in w if issubclass(x.category, DeprecationWarning)]
+    assert any(f"{old} is deprecated" in str(x.message) for x in dep), (old, [str(x.message) for x in w])
+    assert all(x.filename == "<string>" for x in dep), (old, [x.filename for x in dep])
+    import sampledprv.core.law, sampledprv.mechanisms.relations
+    mods = [new, sampledprv.core.law, sampledprv.mechanisms.relations]
+    assert any(getattr(m, name, None) is old_obj for m in mods), old
+    assert old in sys.modules
+assert callable(sp.ggnmax) and not isinstance(sp.ggnmax, type(sp))
+print("ok", len(old_paths))
+"""
+
+
+def test_old_paths_warn_and_work():
+    """Each old path imports (in a fresh interpreter, where nothing imported it yet), warns
+    with a DeprecationWarning naming the new path and pointing at the importing line, and
+    gives the same objects as the new path; ``sp.ggnmax`` stays the function."""
+    import json
+    res = subprocess.run([sys.executable, "-c", _OLD_PATH_CHECK, json.dumps(OLD_PATHS)],
+                         capture_output=True, text=True, cwd=str(ROOT.parent), timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith(f"ok {len(OLD_PATHS)}")
+
+
+def test_old_module_is_the_new_module():
+    """A single-target old path is the new module object itself (monkeypatching through
+    the old path patches the code that runs)."""
+    import importlib
+    with pytest.warns(DeprecationWarning, match="sampledprv.gg_tails"):
+        sys.modules.pop("sampledprv.gg_tails", None)
+        old = importlib.import_module("sampledprv.gg_tails")
+    import sampledprv.gg.tails as new
+    assert old is new and new.__name__ == "sampledprv.gg.tails"
+    assert new.__spec__.name == "sampledprv.gg.tails"
+
+
+def test_public_names_unchanged():
+    """Every public name resolves, and ``import sampledprv`` imports no old path."""
+    code = ("import sys, warnings\n"
+            "warnings.simplefilter('error')\n"
+            "import sampledprv as sp\n"
+            "missing = [n for n in sp.__all__ if getattr(sp, n, None) is None]\n"
+            "assert not missing, missing\n"
+            "from sampledprv import _moved\n"
+            "old = sorted(set(_moved.MOVED) & set(sys.modules))\n"
+            "assert not old, old\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=str(ROOT.parent), timeout=300)
+    assert res.returncode == 0, res.stderr
