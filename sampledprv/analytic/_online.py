@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._error_terms import CurveErrorTerms
+from ._direction_curve import DirectionCurve
 from ..engine.compose import _chernoff_window
 from ..engine.discretize import Discretized, discretize, relative_terms
 from ..engine.fft import next_fast_len
@@ -34,9 +34,10 @@ MAX_ONLINE_GRID = 2**23
 
 
 @dataclass
-class OnlineDirection(CurveErrorTerms):
+class OnlineDirection(DirectionCurve):
     """One direction's running composition with its certified error terms (the
-    interface the accountant's queries use, shared with rebuilt curves)."""
+    interface the accountant's queries use; the bound-corrected curves and inverses are
+    :class:`DirectionCurve`'s, shared with rebuilt curves)."""
 
     state: OnlineComposition
     outside: float
@@ -75,40 +76,19 @@ class OnlineDirection(CurveErrorTerms):
     def inverse(self, delta: float) -> float:
         return math.inf if delta <= 0 else self.state.epsilon(delta)
 
-    # bound-corrected curve and inverses (the same contract as a rebuilt curve)
-    def curve_high(self, eps: float) -> float:
-        lo = self.state.eps_min
-        if eps < lo:            # below the grid's range: the curve's slope is at least -1
-            return self.curve_high(lo) + (lo - eps)
-        return self.state._delta(eps, count=False) + self.state.rounding_bound(eps)
+    # how DirectionCurve reads the running spectra
+    @property
+    def _eps_min(self) -> float:
+        return self.state.eps_min
 
-    def curve_low(self, eps: float) -> float:
-        return self.state._delta(eps, count=False) - self.state.rounding_bound(eps)
+    def _lattice_delta(self, eps: float) -> float:
+        return self.state._delta(eps, count=False)
 
-    def inverse_high(self, delta: float) -> float:
-        """A point ``x`` with ``curve_high(x) <= delta``, at or just above the inverse."""
-        x = self.inverse(delta)
-        step = 2.0 ** -44 * max(1.0, abs(x)) if math.isfinite(x) else 0.0
-        for _ in range(64):
-            if not math.isfinite(x) or self.curve_high(x) <= delta:
-                return x
-            x += step
-            step *= 2.0
-        return math.inf
+    def _rounding(self, eps: float) -> float:
+        return self.state.rounding_bound(eps)
 
-    def inverse_low(self, delta: float, floor: float) -> float:
-        """A point ``x`` with ``curve_low(x) >= delta`` at or just below the inverse
-        (``floor`` once ``x`` reaches it)."""
-        x = self.inverse(delta)
-        if not math.isfinite(x):
-            x = self.state.top_value()
-        step = 2.0 ** -44 * max(1.0, abs(x))
-        for _ in range(64):
-            if x <= floor or self.curve_low(x) >= delta:
-                return max(x, floor)
-            x -= step
-            step *= 2.0
-        return floor
+    def _top_value(self, floor: float) -> float:
+        return self.state.top_value()
 
 
 class OnlinePlan:

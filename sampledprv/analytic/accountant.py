@@ -46,7 +46,7 @@ from ..engine.evolving import LevelPlan, compose_tree, level_tail_masses, plan_c
 from ..engine.exact_atoms import MAX_ATOMS, compose_atoms, enumeration_size
 from ..engine.online import Outgrown
 from ..engine.error_weights import WeightedError
-from ._error_terms import CurveErrorTerms
+from ._direction_curve import DirectionCurve
 from ._online import OnlinePlan
 from ..core.interval import DETERMINISTIC, Interval, fixed_size_bracket
 from ..core.contract import PrivacyAccountant
@@ -88,6 +88,37 @@ class _Plan:
 
 
 @dataclass(frozen=True)
+class _BuildContext:
+    """What every direction of one rebuild shares: the composition, the plan, the
+    truncation level ``tau``, the Hoeffding term, the core/tail regrid factor and the
+    spill budgets of the tree's inner levels (``tails``) and of its top (``top_tail``)."""
+
+    composition: dict
+    decided: _Plan
+    tau: float
+    k_total: int
+    hoeffding: float
+    top_factor: int
+    inner_budget: float
+    tails: object
+    top_tail: float
+
+
+def _directions(composition: dict) -> tuple[str, ...]:
+    """The directions to build: one when every mechanism's pair is symmetric."""
+    symmetric = all(m.symmetric for m in composition)
+    return ("remove",) if symmetric else ("remove", "add")
+
+
+def _truncation_level(delta_error: float, k_total: int) -> float:
+    """Per-step truncation mass ``tau``: the ``_OUTSIDE`` share of ``delta_error`` split
+    over both tails of ``k_total`` steps, rounded down to a power of ten (so that caches
+    survive small changes of ``k``)."""
+    tau = _OUTSIDE * delta_error / (2.0 * k_total)
+    return 10.0 ** math.floor(math.log10(tau))
+
+
+@dataclass(frozen=True)
 class _Grid:
     """What a curve keeps of its composed law besides the curve itself (the masses are
     dropped once the curve's tail sums are built)."""
@@ -104,7 +135,7 @@ class _Grid:
 
 
 @dataclass(frozen=True)
-class _DirectionCurve(CurveErrorTerms):
+class _DirectionCurve(DirectionCurve):
     composed: _Grid
     outside: float        # bound on P(some mechanism left its window)
     hoeffding: float
@@ -146,46 +177,19 @@ class _DirectionCurve(CurveErrorTerms):
     def inverse(self, delta: float) -> float:
         return math.inf if delta <= 0 else self.curve_.epsilon(delta)
 
-    def curve_high(self, eps: float) -> float:
-        """Upper bound on the exact curve of the composed lattice law at ``eps``
-        (the computed value plus its floating-point error).  Below the curve's
-        ``eps_min`` (reached only through the rounding shift): ``delta(x) <= delta(y) +
-        (y - x)`` for ``x < y`` (a sub-probability curve has slope at least -1)."""
-        lo = self.curve_.eps_min
-        if eps < lo:
-            return self.curve_high(lo) + (lo - eps)
-        return self.curve_.delta(eps) + self.curve_.rounding_bound(eps)
+    # how DirectionCurve reads the rebuilt curve
+    @property
+    def _eps_min(self) -> float:
+        return self.curve_.eps_min
 
-    def curve_low(self, eps: float) -> float:
-        """Lower bound on the exact curve of the composed lattice law at ``eps``."""
-        return self.curve_.delta(eps) - self.curve_.rounding_bound(eps)
+    def _lattice_delta(self, eps: float) -> float:
+        return self.curve_.delta(eps)
 
-    def inverse_high(self, delta: float) -> float:
-        """A point ``x`` with ``curve_high(x) <= delta`` (so the exact lattice curve is
-        at most ``delta`` there), at or just above the computed inverse."""
-        x = self.inverse(delta)
-        step = 2.0 ** -44 * max(1.0, abs(x)) if math.isfinite(x) else 0.0
-        for _ in range(64):
-            if not math.isfinite(x) or self.curve_high(x) <= delta:
-                return x
-            x += step
-            step *= 2.0
-        return math.inf
+    def _rounding(self, eps: float) -> float:
+        return self.curve_.rounding_bound(eps)
 
-    def inverse_low(self, delta: float, floor: float) -> float:
-        """A point ``x`` with ``curve_low(x) >= delta`` at or just below the computed
-        inverse; ``floor`` is returned once ``x`` reaches it (a lower bound at or below
-        ``floor`` is not needed)."""
-        x = self.inverse(delta)
-        if not math.isfinite(x):
-            x = float(self.curve_.values[-1]) if self.curve_.values.size else floor
-        step = 2.0 ** -44 * max(1.0, abs(x))
-        for _ in range(64):
-            if x <= floor or self.curve_low(x) >= delta:
-                return max(x, floor)
-            x -= step
-            step *= 2.0
-        return floor
+    def _top_value(self, floor: float) -> float:
+        return float(self.curve_.values[-1]) if self.curve_.values.size else floor
 
 
 class Accountant(PrivacyAccountant):
@@ -299,9 +303,9 @@ class Accountant(PrivacyAccountant):
         :math:`V^* = 2t^2/\log(1/\delta_H)`.  Short compositions spend it on the fine
         mesh alone (``V = K h^2``).  When a self-composition reaches
         ``_MULTI_LEVEL_COUNT``, continuous laws are split into core and tail
-        (:mod:`sampledprv.engine.core_tail`; about ``_TAIL_STEPS`` tail steps expected)
-        and the tree of :func:`~sampledprv.engine.evolving.plan_levels` (multi-level,
-        randomized regridding) shares the budget between its levels."""
+        (:meth:`_split_laws`) and the tree of
+        :func:`~sampledprv.engine.evolving.plan_levels` (multi-level, randomized
+        regridding) shares the budget between its levels."""
         t = self.eps_error
         v_star = 2.0 * t * t / math.log(1.0 / (_HOEFFDING * self.delta_error))
         counts = list(composition.values())
@@ -309,6 +313,39 @@ class Accountant(PrivacyAccountant):
         if max(counts) < _MULTI_LEVEL_COUNT:
             plan = LevelPlan(self._snap(math.sqrt(v_star / k_total)))
             return _Plan(plan, plan.rounding_variance(counts), {}, {})
+        cuts, caps, coarse = self._split_laws(composition, tau, directions)
+        tree_counts = [c - caps.get(m, (0, 0.0))[0] for m, c in composition.items()]
+        extra = sum(j for j, _ in caps.values())
+        try:
+            width = composed_width(coarse, max(tree_counts))
+            plan = plan_levels(tree_counts, v_star, width, snap=self._snap,
+                               max_size=self.max_grid_size, extra_top=extra)
+        except GridTooLargeError as err:
+            raise self._grid_error(err, k_total, self._snap(math.sqrt(v_star / k_total))) \
+                from None
+        largest = plan_cost(plan, tree_counts, width)[1] if plan.levels else 0
+        return _Plan(plan, plan.rounding_variance(tree_counts, extra), cuts, caps, largest)
+
+    def _split_laws(self, composition: dict[Mechanism, int], tau: float,
+                    directions: tuple[str, ...]) -> tuple[dict, dict, list]:
+        r"""Core/tail cuts of the long self-compositions, with coarse laws for sizing.
+
+        A mechanism composed at least ``_MULTI_LEVEL_COUNT`` times whose laws are purely
+        continuous (no atoms, no mass at :math:`+\infty`) is split at the points where
+        each tail holds ``_TAIL_STEPS / (2 count)`` (:mod:`sampledprv.engine.core_tail`):
+        about ``_TAIL_STEPS`` tail steps are expected, and at most ``J`` happen except
+        with probability ``tail_cap``'s bound (its share of ``_OUTSIDE * delta_error``).
+
+        Returns
+        -------
+        cuts : dict
+            ``(mechanism, direction) -> (lo, hi)`` of the split laws.
+        caps : dict
+            ``mechanism -> (J, P(more than J tail steps))``.
+        coarse : list
+            Each law (its core when split) on 2048 cells: what the tree planner sizes
+            the composed width from.
+        """
         cuts: dict[tuple[Mechanism, str], tuple[float, float]] = {}
         caps: dict[Mechanism, tuple[int, float]] = {}
         coarse: list = []
@@ -332,19 +369,13 @@ class Accountant(PrivacyAccountant):
             if split:
                 caps[mech] = tail_cap(count, _TAIL_STEPS / count * (1.0 + 1e-9),
                                       _OUTSIDE * self.delta_error / (2.0 * n_split))
-        tree_counts = [c - caps.get(m, (0, 0.0))[0] for m, c in composition.items()]
-        extra = sum(j for j, _ in caps.values())
-        try:
-            width = composed_width(coarse, max(tree_counts))
-            plan = plan_levels(tree_counts, v_star, width, snap=self._snap,
-                               max_size=self.max_grid_size, extra_top=extra)
-        except GridTooLargeError as err:
-            raise self._grid_error(err, k_total, self._snap(math.sqrt(v_star / k_total))) \
-                from None
-        largest = plan_cost(plan, tree_counts, width)[1] if plan.levels else 0
-        return _Plan(plan, plan.rounding_variance(tree_counts, extra), cuts, caps, largest)
+        return cuts, caps, coarse
 
     def _build(self) -> dict[str, _DirectionCurve]:
+        """The curves of the current composition, built once and cached until the next
+        :meth:`compose`: online spectra when a ``horizon`` was given (and fits), else an
+        exact enumeration when every law is atomic and small enough, else the FFT
+        composition (:meth:`_build_rebuilt`)."""
         if self._curves is not None:
             return self._curves
         if not self._composition:
@@ -357,103 +388,31 @@ class Accountant(PrivacyAccountant):
         exact = self._build_exact(composition)
         if exact is not None:
             return exact
+        return self._build_rebuilt(composition)
+
+    def _build_rebuilt(self, composition: dict[Mechanism, int]) -> dict[str, _DirectionCurve]:
+        """Plan (:meth:`_plan`), check every grid size before allocating
+        (:meth:`_check_grids`), then compose each direction (:meth:`_build_direction`;
+        the two directions in parallel threads below ``_PARALLEL_GRID``)."""
         k_total = sum(composition.values())
-        tau = _OUTSIDE * self.delta_error / (2.0 * k_total)
-        tau = 10.0 ** math.floor(math.log10(tau))
-        symmetric = all(m.symmetric for m in composition)
-        directions = ("remove",) if symmetric else ("remove", "add")
+        tau = _truncation_level(self.delta_error, k_total)
+        directions = _directions(composition)
         decided = self._plan(composition, tau, directions)
         plan, variance = decided.tree, decided.variance
-        h = plan.h
-        hoeffding = math.exp(-2.0 * self.eps_error ** 2 / variance)
-        meshes, nodes = plan.meshes, plan.node_counts
-        top_factor = int(round(meshes[-1] / h))
-        inner_budget = _SPILL * self.delta_error
         tree_counts = [c - decided.caps.get(m, (0, 0.0))[0] for m, c in composition.items()]
-        tails = level_tail_masses(plan, tree_counts, inner_budget)
-        top_tail = (0.5 if plan.levels else 1.0) * _SPILL * self.delta_error
-
-        def predict(direction: str) -> None:
-            # every grid is sized before anything proportional to it is allocated (the
-            # split laws' tree levels were sized by the planner)
-            laws = [(privacy_loss(m, direction), c) for m, c in composition.items()
-                    if m not in decided.caps]
-            for i in range(1, plan.levels + 1):
-                for law, c in laws:
-                    if c >= nodes[i]:
-                        check_composition([(law, nodes[i])], h, tau, tails[i],
-                                          self.max_grid_size, mesh_out=meshes[i - 1])
-            if not decided.caps:
-                check_composition(laws, h, tau, top_tail, self.max_grid_size,
-                                  mesh_out=meshes[-1])
-
+        inner_budget = _SPILL * self.delta_error
+        ctx = _BuildContext(
+            composition=composition, decided=decided, tau=tau, k_total=k_total,
+            hoeffding=math.exp(-2.0 * self.eps_error ** 2 / variance),
+            top_factor=int(round(plan.meshes[-1] / plan.h)),
+            inner_budget=inner_budget,
+            tails=level_tail_masses(plan, tree_counts, inner_budget),
+            top_tail=(0.5 if plan.levels else 1.0) * _SPILL * self.delta_error)
         try:
             for direction in directions:
-                predict(direction)
+                self._check_grids(ctx, direction)
         except GridTooLargeError as err:
-            raise self._grid_error(err, k_total, h) from None
-
-        def build(direction: str) -> _DirectionCurve:
-            comps, extra, outside, mass_error, tv = [], [], 0.0, 0.0, 0.0
-            weighted: list[WeightedError] = []
-            scale_up = scale_low = shift = 0.0
-            for mech, count in composition.items():
-                cut = decided.cuts.get((mech, direction))
-                key = (mech, direction, h, tau, cut, top_factor if cut else None)
-                if key not in self._discretized:
-                    law = privacy_loss(mech, direction)
-                    try:
-                        self._discretized[key] = (
-                            split_step(law, h, tau, top_factor, *cut) if cut else
-                            discretize(law, h, tau, self.max_grid_size))
-                    except GridTooLargeError as err:
-                        raise self._grid_error(err, k_total, h) from None
-                d = self._discretized[key]
-                if cut:
-                    cap, cap_bound = decided.caps[mech]
-                    w, w_error = tail_mixture(regrid(d.core.pmf, top_factor), d.tail,
-                                              count, cap)
-                    # W (mass about e^{expected tail steps}) is convolved with the tree's
-                    # c^{*(count - cap)}, of mass at most |c|^(count - cap): its error in
-                    # total variation shrinks by that factor (the tree's own error is
-                    # counted apart)
-                    w_error *= min(1.0, float(d.core.pmf.probs.sum()) ** (count - cap))
-                    comps.append((d.core.pmf, count - cap))
-                    extra.append((w, 1))
-                    outside += count * d.core.outside_mass + cap_bound
-                    mass_error += count * (d.core.mass_error + d.mass_error)
-                    tv += w_error
-                    # at most ``cap`` steps are tail steps on the event the Azuma bound
-                    # covers: each moves the sum by at most the tail's mean error
-                    shift += cap * d.tail_mean_error
-                    d = d.core
-                else:
-                    comps.append((d.pmf, count))
-                    outside += count * d.outside_mass
-                    mass_error += count * d.mass_error
-                # the bucket masses' rounding lies on the step's window
-                weighted.append(WeightedError.of(count * d.window_error, d.pmf))
-                scale_up, scale_low, shift = relative_terms(d, count, scale_up, scale_low,
-                                                            shift)
-            try:
-                if plan.levels:
-                    composed, tree_tv = compose_tree(
-                        comps, plan, inner_budget=inner_budget, tail_mass=top_tail,
-                        max_size=self.max_grid_size, extra=extra, weighted=weighted)
-                    tv += tree_tv
-                else:
-                    composed = compose_lattices(comps, tail_mass=top_tail,
-                                                max_size=self.max_grid_size)
-            except GridTooLargeError as err:
-                raise self._grid_error(err, k_total, h) from None
-            curve = PrivacyCurve(LatticePoints(composed.offset, composed.h, composed.shift,
-                                               composed.probs.size),
-                                 composed.probs, composed.p_inf,
-                                 eps_min=-(self.eps_error + shift))
-            return _DirectionCurve(_Grid.of(composed), min(1.0, outside), hoeffding,
-                                   self.eps_error,
-                                   curve, composed.numeric_error + mass_error + tv,
-                                   scale_up, scale_low, shift, tuple(weighted))
+            raise self._grid_error(err, k_total, plan.h) from None
 
         # the two directions are independent; FFTs and large ufuncs release the GIL, so
         # two threads use two cores -- unless the grids are so long that two at once
@@ -461,13 +420,13 @@ class Accountant(PrivacyAccountant):
         # built either way)
         if len(directions) > 1 and decided.largest < _PARALLEL_GRID:
             with ThreadPoolExecutor(max_workers=len(directions)) as pool:
-                built = list(pool.map(build, directions))
+                built = list(pool.map(lambda d: self._build_direction(ctx, d), directions))
         else:
-            built = [build(d) for d in directions]
+            built = [self._build_direction(ctx, d) for d in directions]
         curves = dict(zip(directions, built))
         self._curves = curves
         self._method = METHOD_MULTI_LEVEL if plan.levels else METHOD
-        self._levels = {"mesh_fine": h, "mesh_coarse": meshes[-1],
+        self._levels = {"mesh_fine": plan.h, "mesh_coarse": plan.meshes[-1],
                         "rounding_variance": variance, "levels": plan.describe()}
         if decided.caps:
             self._levels["levels"] += "; core/tail split: " + ", ".join(
@@ -475,13 +434,103 @@ class Accountant(PrivacyAccountant):
                 for m, (cap, b) in decided.caps.items())
         return curves
 
+    def _check_grids(self, ctx: "_BuildContext", direction: str) -> None:
+        """Size every grid of ``direction`` before anything proportional to it is
+        allocated (:func:`~sampledprv.engine.grid_plan.check_composition`; the split laws'
+        tree levels were sized by the planner).  Raises ``GridTooLargeError``."""
+        plan, h, meshes, nodes = ctx.decided.tree, ctx.decided.tree.h, \
+            ctx.decided.tree.meshes, ctx.decided.tree.node_counts
+        laws = [(privacy_loss(m, direction), c) for m, c in ctx.composition.items()
+                if m not in ctx.decided.caps]
+        for i in range(1, plan.levels + 1):
+            for law, c in laws:
+                if c >= nodes[i]:
+                    check_composition([(law, nodes[i])], h, ctx.tau, ctx.tails[i],
+                                      self.max_grid_size, mesh_out=meshes[i - 1])
+        if not ctx.decided.caps:
+            check_composition(laws, h, ctx.tau, ctx.top_tail, self.max_grid_size,
+                              mesh_out=meshes[-1])
+
+    def _discretized_step(self, ctx: "_BuildContext", mech: Mechanism, direction: str,
+                          cut: tuple[float, float] | None):
+        """One mechanism's law in ``direction`` on the mesh (split into core and tail at
+        ``cut`` when the planner split it), cached across queries and rebuilds."""
+        h = ctx.decided.tree.h
+        key = (mech, direction, h, ctx.tau, cut, ctx.top_factor if cut else None)
+        if key not in self._discretized:
+            law = privacy_loss(mech, direction)
+            try:
+                self._discretized[key] = (
+                    split_step(law, h, ctx.tau, ctx.top_factor, *cut) if cut else
+                    discretize(law, h, ctx.tau, self.max_grid_size))
+            except GridTooLargeError as err:
+                raise self._grid_error(err, ctx.k_total, h) from None
+        return self._discretized[key]
+
+    def _build_direction(self, ctx: "_BuildContext", direction: str) -> _DirectionCurve:
+        """Compose ``direction``: discretize each step, collect its certified terms
+        (truncation mass, mass and window errors, relative rounding, shifts; the core/tail
+        mixture ``W`` of a split law), compose by FFT (one level or the tree) and wrap the
+        curve with its error terms."""
+        plan, h, decided = ctx.decided.tree, ctx.decided.tree.h, ctx.decided
+        comps, extra, outside, mass_error, tv = [], [], 0.0, 0.0, 0.0
+        weighted: list[WeightedError] = []
+        scale_up = scale_low = shift = 0.0
+        for mech, count in ctx.composition.items():
+            cut = decided.cuts.get((mech, direction))
+            d = self._discretized_step(ctx, mech, direction, cut)
+            if cut:
+                cap, cap_bound = decided.caps[mech]
+                w, w_error = tail_mixture(regrid(d.core.pmf, ctx.top_factor), d.tail,
+                                          count, cap)
+                # W (mass about e^{expected tail steps}) is convolved with the tree's
+                # c^{*(count - cap)}, of mass at most |c|^(count - cap): its error in
+                # total variation shrinks by that factor (the tree's own error is
+                # counted apart)
+                w_error *= min(1.0, float(d.core.pmf.probs.sum()) ** (count - cap))
+                comps.append((d.core.pmf, count - cap))
+                extra.append((w, 1))
+                outside += count * d.core.outside_mass + cap_bound
+                mass_error += count * (d.core.mass_error + d.mass_error)
+                tv += w_error
+                # at most ``cap`` steps are tail steps on the event the Azuma bound
+                # covers: each moves the sum by at most the tail's mean error
+                shift += cap * d.tail_mean_error
+                d = d.core
+            else:
+                comps.append((d.pmf, count))
+                outside += count * d.outside_mass
+                mass_error += count * d.mass_error
+            # the bucket masses' rounding lies on the step's window
+            weighted.append(WeightedError.of(count * d.window_error, d.pmf))
+            scale_up, scale_low, shift = relative_terms(d, count, scale_up, scale_low,
+                                                        shift)
+        try:
+            if plan.levels:
+                composed, tree_tv = compose_tree(
+                    comps, plan, inner_budget=ctx.inner_budget, tail_mass=ctx.top_tail,
+                    max_size=self.max_grid_size, extra=extra, weighted=weighted)
+                tv += tree_tv
+            else:
+                composed = compose_lattices(comps, tail_mass=ctx.top_tail,
+                                            max_size=self.max_grid_size)
+        except GridTooLargeError as err:
+            raise self._grid_error(err, ctx.k_total, h) from None
+        curve = PrivacyCurve(LatticePoints(composed.offset, composed.h, composed.shift,
+                                           composed.probs.size),
+                             composed.probs, composed.p_inf,
+                             eps_min=-(self.eps_error + shift))
+        return _DirectionCurve(_Grid.of(composed), min(1.0, outside), ctx.hoeffding,
+                               self.eps_error,
+                               curve, composed.numeric_error + mass_error + tv,
+                               scale_up, scale_low, shift, tuple(weighted))
+
     def _build_exact(self, composition: dict[Mechanism, int]) -> dict | None:
         """Curves by exact enumeration (``engine/exact_atoms.py``) when every law is
         atomic and the composition has at most ``MAX_ATOMS`` atoms; ``None`` otherwise.
         The interval is then the exact curve widened by floating-point bounds only (no
         Hoeffding term, no ``eps_error`` slack)."""
-        symmetric = all(m.symmetric for m in composition)
-        directions = ("remove",) if symmetric else ("remove", "add")
+        directions = _directions(composition)
         laws = {d: [(privacy_loss(m, d), c) for m, c in composition.items()]
                 for d in directions}
         for d in directions:
@@ -516,8 +565,7 @@ class Accountant(PrivacyAccountant):
         """Online spectra (see ``horizon``); ``None`` when the horizon needs a grid above
         the online limit (then every query rebuilds, and :meth:`describe` says why)."""
         composition = self._resolved_composition()
-        symmetric = all(m.symmetric for m in composition)
-        directions = ("remove",) if symmetric else ("remove", "add")
+        directions = _directions(composition)
         if self._online is None:
             self._online = OnlinePlan(self.eps_error, self.delta_error, self.horizon,
                                       (_HOEFFDING, _OUTSIDE, _SPILL), self._snap,
