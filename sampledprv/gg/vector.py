@@ -164,6 +164,7 @@ class VectorGGAccountant(PrivacyAccountant):
             vec = _vector_of(mech)
             if vec is None:
                 acc = acc.compose(mech, count=count) or acc
+                continue
             k = int(min(m, vec.effective_dimension))
             if k == 1 or _exact_1d(vec):
                 one = vec.one_hot()
