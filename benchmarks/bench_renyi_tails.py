@@ -66,7 +66,7 @@ def widths() -> None:
         iv = acc.epsilon(1e-5)
         dt = time.perf_counter() - t
         plain = SampledAccountant(n, alpha=1e-9, seed=1, progress=False, tail_bounds=False)
-        plain._hists = acc._hists                          # the same histograms
+        plain._bank.hists = acc._bank.hists                          # the same histograms
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ivp = plain.compose(mech, k).epsilon(1e-5)

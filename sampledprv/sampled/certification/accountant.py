@@ -53,7 +53,7 @@ _TAIL_FLOOR = 1e-16
 _MIN_GRID = 64
 
 
-class SampledAccountant(HistogramBank, PrivacyAccountant):
+class SampledAccountant(PrivacyAccountant):
     r"""Privacy accounting from samples of the privacy loss, certified w.p. ``1 - alpha``.
 
     Parameters
@@ -158,9 +158,11 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
             raise ValueError(f"bins={self.bins:,} exceeds max_grid={self.max_grid:,}: every "
                              "histogram is a grid of that many points; lower bins or raise "
                              "max_grid")
-        self._init_bank(seed=seed, neighbouring=neighbouring, backend=backend, device=device,
-                        shard_size=shard_size, threads_per_task=threads_per_task,
-                        executor=executor, checkpoint=checkpoint, tail_bounds=tail_bounds)
+        self._bank = HistogramBank(
+            n_samples=self.n_samples, alpha=self.alpha, bins=self.bins, max_grid=self.max_grid,
+            progress=progress, seed=seed, neighbouring=neighbouring, backend=backend,
+            device=device, shard_size=shard_size, threads_per_task=threads_per_task,
+            executor=executor, checkpoint=checkpoint, tail_bounds=tail_bounds)
         # what an inner accountant of a bracketed composition is built with (_ends)
         self._settings = dict(certify=certify, bins=bins, progress=progress,
                               seed_params=seed_params, max_grid=max_grid, executor=executor,
@@ -191,25 +193,47 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
             if self.backend == "torch" and not isinstance(pair, EmpiricalPRV):
                 torch_loss_sampler(pair, "remove")   # ValueError if torch cannot
         self._ends_cache = None
-        k = key_of(mechanism)
-        if side != (None, None):
-            if self._side.get(k, side) != side:
-                raise ValueError(f"{mechanism!r} was composed before with a different renyi/"
-                                 "loss_range; give the same tail information every time")
-            self._side[k] = side
-            for hk in [hk for hk in self._tails if hk[0] == k]:
-                del self._tails[hk]
-                self._checked.discard(hk)
-        if k in self._entries:
-            self._entries[k][1] += count
-        else:
-            self._entries[k] = [mechanism, count]
+        self._bank.record(mechanism, count, side)
         return self
 
     @property
     def composition(self) -> tuple[tuple[object, int], ...]:
         """The composed ``(mechanism, count)`` pairs, in order of first use."""
-        return tuple((m, c) for m, c in self._entries.values())
+        return self._bank.composition
+
+    # ---- the sampling settings (held by the histogram bank) ----------------------------------
+    @property
+    def neighbouring(self) -> NeighbouringRelation:
+        """The neighbouring relation (``NeighbouringRelation``)."""
+        return self._bank.neighbouring
+
+    @property
+    def backend(self) -> str:
+        return self._bank.backend
+
+    @property
+    def device(self) -> Optional[str]:
+        return self._bank.device
+
+    @property
+    def shard_size(self) -> int:
+        return self._bank.shard_size
+
+    @property
+    def threads_per_task(self) -> int:
+        return self._bank.threads_per_task
+
+    @property
+    def executor(self) -> object:
+        return self._bank.executor
+
+    @property
+    def checkpoint(self) -> object:
+        return self._bank.checkpoint
+
+    @property
+    def tail_bounds(self) -> bool:
+        return self._bank.tail_bounds
 
     def supports(self, mechanism: object) -> bool:
         """True when :meth:`compose` accepts ``mechanism`` (nothing is sampled)."""
@@ -235,7 +259,7 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
             return (mechanism,)
         if hasattr(mechanism, "check"):
             return (mechanism,)
-        return (self._pair(mechanism),)
+        return (self._bank.pair(mechanism),)
 
     def _bracketed_spec(self, mechanism: object) -> bool:
         return isinstance(mechanism, FixedSizeSubsampled) and \
@@ -252,7 +276,7 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         ``alpha / 2``: by the union bound both ends hold together with probability at
         least ``1 - alpha``.  Seeds: ``seed`` for the upper one, ``seed + 1`` for the
         lower one; a checkpoint directory gets ``upper/`` and ``lower/``."""
-        if not any(self._bracketed_spec(m) for m, _ in self._entries.values()):
+        if not any(self._bracketed_spec(m) for m, _ in self._bank.entries.values()):
             return None
         if self._ends_cache is not None:
             return self._ends_cache
@@ -262,11 +286,11 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
             if settings["checkpoint"] is not None:
                 settings["checkpoint"] = os.path.join(os.fspath(settings["checkpoint"]), name)
             inner = SampledAccountant(self.n_samples, self.alpha / 2.0,
-                                      seed=int(self._seed_value) + i,
+                                      seed=int(self._bank.seed_value) + i,
                                       neighbouring="add_remove", **settings)
-            for key, (m, c) in self._entries.items():
+            for key, (m, c) in self._bank.entries.items():
                 pairs = self._end_pairs(m)
-                renyi, loss_range = self._side.get(key, (None, None))
+                renyi, loss_range = self._bank.side.get(key, (None, None))
                 inner.compose(pairs[i] if len(pairs) == 2 else pairs[0], c, renyi=renyi,
                               loss_range=loss_range)
             ends.append(inner)
@@ -299,23 +323,23 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
     def settings(self) -> dict:
         """Type and settings (JSON-ready)."""
         return {"type": "sampled", "n_samples": self.n_samples, "alpha": self.alpha,
-                "certify": self.certify, "bins": self.bins, "seed": self._seed_value,
+                "certify": self.certify, "bins": self.bins, "seed": self._bank.seed_value,
                 "neighbouring": self.neighbouring.value}
 
     # ---- envelope method --------------------------------------------------------------------
     def _envelope_bounds(self, delta_hint: Optional[float],
                          alpha: Optional[float] = None) -> tuple[dict, dict]:
-        if not self._entries:
+        if not self._bank.entries:
             raise ValueError("nothing composed yet: call compose(mechanism, count) first")
-        dirs = self._directions()
-        used = {self._hist_key(k, m, d) for d in dirs for k, (m, _) in self._entries.items()}
+        dirs = self._bank.directions()
+        used = {self._bank.hist_key(k, m, d) for d in dirs for k, (m, _) in self._bank.entries.items()}
         if delta_hint is not None and any(not isinstance(m, EmpiricalPRV)
                                           for m, _ in self.composition):
-            self._check_n(delta_hint, len(used))
-        self._sample_envelope_hists([(k, m, d) for d in dirs
-                                     for k, (m, _) in self._entries.items()])
-        hists = {d: [(self._envelope_hist(k, m, d), c, self._tail(k, m, d))
-                     for k, (m, c) in self._entries.items()] for d in dirs}
+            self._bank.check_n(delta_hint, len(used))
+        self._bank.sample_envelope_hists([(k, m, d) for d in dirs
+                                     for k, (m, _) in self._bank.entries.items()])
+        hists = {d: [(self._bank.envelope_hist(k, m, d), c, self._bank.tail(k, m, d))
+                     for k, (m, c) in self._bank.entries.items()] for d in dirs}
         floor = _TAIL_FLOOR / sum(c for _, c in self.composition)
         a_h = (self.alpha if alpha is None else alpha) / len(used)
         h_q = max(hh.h for d in dirs for hh, _, _ in hists[d])
@@ -352,7 +376,7 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
             width += two["coarse_events"] * two["two_level_factor"] * h_q
         det = {"n_samples": self.n_samples, "alpha": self.alpha, "histograms": len(used),
                "mesh": h_q, "mesh_width": width, "directions": dirs,
-               "compositions": k, "bins": self._bins(),
+               "compositions": k, "bins": self._bank.bins_now(),
                "tail_bounds": {f"{m!r} ({d})": (tb.source if tb is not None else None)
                                for d in dirs for (m, _), (_, _, tb)
                                in zip(self.composition, hists[d])}}
@@ -363,8 +387,8 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
 
     def _method(self, base: str) -> str:
         """``base`` plus the tail information the query used, in words."""
-        srcs = {tb.source for (key, (m, _)) in self._entries.items() for d in self._directions()
-                for tb in [self._tail(key, m, d)] if tb is not None}
+        srcs = {tb.source for (key, (m, _)) in self._bank.entries.items() for d in self._bank.directions()
+                for tb in [self._bank.tail(key, m, d)] if tb is not None}
         if not srcs:
             return base
         return (base + "; unseen tail bounded by Chernoff's inequality from "
@@ -387,10 +411,10 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         if any(isinstance(m, EmpiricalPRV) for m, _ in comp):
             raise ValueError("certify='seed' samples on its own [-L, L] grid and cannot use "
                              "precomputed EmpiricalPRV histograms; use certify='envelope'")
-        dirs = self._directions()
+        dirs = self._bank.directions()
         k = sum(c for _, c in comp)
-        keys = list(self._entries)
-        used = sorted({self._hist_key(kk, self._entries[kk][0], d) for d in dirs for kk in keys},
+        keys = list(self._bank.entries)
+        used = sorted({self._bank.hist_key(kk, self._bank.entries[kk][0], d) for d in dirs for kk in keys},
                       key=repr)
         if "L" in self.seed_params and "h" in self.seed_params:   # size known: check first
             seed_grid(float(self.seed_params["L"]), float(self.seed_params["h"]), self.max_grid)
@@ -413,25 +437,25 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
         for hk in used:
             kk, d = hk
             sk = (hk, "seed", h, m)
-            if sk not in self._hists:
-                mech = self._entries[kk][0]
-                ch = self._children(kk)
+            if sk not in self._bank.hists:
+                mech = self._bank.entries[kk][0]
+                ch = self._bank.children(kk)
                 j = 4 if d == "remove" else 6
-                jobs += [self._job(kk, mech, d, f"seed1-m{m}-h{h!r}", n_half, -L_eff, h,
+                jobs += [self._bank.job(kk, mech, d, f"seed1-m{m}-h{h!r}", n_half, -L_eff, h,
                                    2 * m + 1, ch[j]),
-                         self._job(kk, mech, d, f"seed2-m{m}-h{h!r}", n_half, -L_eff, h / fine,
+                         self._bank.job(kk, mech, d, f"seed2-m{m}-h{h!r}", n_half, -L_eff, h / fine,
                                    (2 * m + 1) * fine, ch[j + 1])]
                 sks.append(sk)
         if jobs:
-            res = self._run(jobs)
+            res = self._bank.run(jobs)
             for i, sk in enumerate(sks):
-                self._hists[sk] = (res[2 * i], res[2 * i + 1])  # type: ignore[assignment]
+                self._bank.hists[sk] = (res[2 * i], res[2 * i + 1])  # type: ignore[assignment]
         a_h = self.alpha / 2 / len(used)
-        halves = {hk: seed_half(*self._hists[(hk, "seed", h, m)], L_eff, h, fine, a_h)
+        halves = {hk: seed_half(*self._bank.hists[(hk, "seed", h, m)], L_eff, h, fine, a_h)
                   for hk in used}
         n_eff = min(x[2] for x in halves.values())
-        out = {d: seed_direction([(halves[self._hist_key(kk, self._entries[kk][0], d)],
-                                   self._entries[kk][1]) for kk in keys],
+        out = {d: seed_direction([(halves[self._bank.hist_key(kk, self._bank.entries[kk][0], d)],
+                                   self._bank.entries[kk][1]) for kk in keys],
                                  m=m, n=n_eff, L=L_eff, h=h, s=p["s"], t=p["t"], fine=fine,
                                  tail_sum=env_b[d].tail_bound(L_eff - p["t"]))
                for d in dirs}
@@ -514,12 +538,12 @@ class SampledAccountant(HistogramBank, PrivacyAccountant):
     def empirical(self, mechanism: object) -> EmpiricalPRV:
         """The cached envelope histograms of a composed ``mechanism`` (sampling if needed)."""
         k = key_of(mechanism)
-        if k not in self._entries:
+        if k not in self._bank.entries:
             raise ValueError(f"{mechanism!r} has not been composed")
         if isinstance(mechanism, EmpiricalPRV):
             return mechanism
-        rem = self._envelope_hist(k, mechanism, "remove")
-        add = None if self._symmetric(mechanism) else self._envelope_hist(k, mechanism, "add")
+        rem = self._bank.envelope_hist(k, mechanism, "remove")
+        add = None if self._bank.symmetric(mechanism) else self._bank.envelope_hist(k, mechanism, "add")
         return EmpiricalPRV(rem, add, name=repr(mechanism))
 
     def __repr__(self) -> str:

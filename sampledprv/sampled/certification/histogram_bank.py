@@ -1,7 +1,9 @@
 r"""The histograms a sampled composition needs: seeded, sharded, cached, checked.
 
 :class:`HistogramBank` is the sampling half of
-:class:`~sampledprv.sampled.certification.accountant.SampledAccountant` (its base class):
+:class:`~sampledprv.sampled.certification.accountant.SampledAccountant`, which holds one
+(composition, not inheritance: the accountant uses the bank's public methods only, and
+the bank knows nothing of the accountant):
 for every composed mechanism and direction it chooses the window
 (:func:`~sampledprv.sampled.histograms.window.choose_window`), draws ``n_samples``
 privacy losses once, in shards on the accountant's executor
@@ -37,7 +39,6 @@ from .floor import min_samples
 from .tail_sources import tail_bound
 from .tails import TailBound
 from .twolevel import bins_for
-from ...mechanisms.base import NeighbouringRelation, as_relation
 from ...mechanisms.substitution import FixedSizeSubsampled
 from ...mechanisms.relations import resolve_relation
 
@@ -59,26 +60,33 @@ def key_of(mech: object) -> object:
 class HistogramBank:
     """Seeds, sampling runs and the cache of the histograms of a composition.
 
-    The accountant sets ``n_samples``, ``alpha``, ``bins``, ``max_grid`` and
-    ``progress``, calls :meth:`_init_bank` with the sampling settings and provides
-    ``composition``; it records compositions in ``_entries``
-    (``key -> [mechanism, count]``) and tail information given to ``compose`` in
-    ``_side`` (``key -> (renyi, loss_range)``).
+    The bank records the composition (:meth:`record`: ``entries`` maps a mechanism's key
+    to ``[mechanism, count]``, ``side`` to the ``(renyi, loss_range)`` given to
+    ``compose``), samples each mechanism's histograms when first needed and keeps them
+    (``hists``).  Settings are validated here, before anything is sampled.
+
+    Parameters
+    ----------
+    n_samples, alpha, bins, max_grid, progress
+        As :class:`~sampledprv.sampled.certification.accountant.SampledAccountant`
+        (already validated there).
+    seed, neighbouring, backend, device, shard_size, threads_per_task, executor,
+    checkpoint, tail_bounds
+        The sampling settings (validated here).
     """
 
-    n_samples: int
-    alpha: float
-    bins: "int | str"
-    max_grid: int
-    progress: Optional[bool]
-
-    def _init_bank(self, seed: int, neighbouring: object, backend: str,
-                   device: Optional[str], shard_size: int, threads_per_task: int,
-                   executor: object, checkpoint: object, tail_bounds: bool) -> None:
-        """Validate and store the sampling settings (errors before anything is sampled)."""
-        self._root = np.random.SeedSequence(v.seed("seed", seed))
+    def __init__(self, *, n_samples: int, alpha: float, bins: "int | str", max_grid: int,
+                 progress: Optional[bool], seed: int, neighbouring: object, backend: str,
+                 device: Optional[str], shard_size: int, threads_per_task: int,
+                 executor: object, checkpoint: object, tail_bounds: bool) -> None:
+        self.n_samples = n_samples
+        self.alpha = alpha
+        self.bins = bins
+        self.max_grid = max_grid
+        self.progress = progress
+        self.root = np.random.SeedSequence(v.seed("seed", seed))
         self.neighbouring: NeighbouringRelation = as_relation(neighbouring)
-        self._seed_value = seed
+        self.seed_value = seed
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         self.backend = backend
@@ -92,23 +100,53 @@ class HistogramBank:
         self.executor = executor
         check_executor(executor, [])       # the type, before anything is sampled
         self.checkpoint = as_checkpoint(checkpoint)   # writable, before anything is sampled
-        self._index: dict[object, int] = {}          # key -> order of first use (labels)
-        self._entries: dict[object, list] = {}      # key -> [mechanism, count]
-        self._seeds: dict[object, list] = {}        # key -> child seed sequences
-        self._hists: dict[tuple, LossHistogram] = {}
+        self.index: dict[object, int] = {}          # key -> order of first use (labels)
+        self.entries: dict[object, list] = {}      # key -> [mechanism, count]
+        self.seeds: dict[object, list] = {}        # key -> child seed sequences
+        self.hists: dict[tuple, LossHistogram] = {}
         self.tail_bounds = bool(tail_bounds)
-        self._side: dict[object, tuple] = {}        # key -> (renyi, loss_range) of compose
-        self._tails: dict[tuple, Optional[TailBound]] = {}
-        self._checked: set = set()                  # histogram keys checked against tails
+        self.side: dict[object, tuple] = {}        # key -> (renyi, loss_range) of compose
+        self.tails: dict[tuple, Optional[TailBound]] = {}
+        self.checked: set = set()                  # histogram keys checked against tails
 
-    def _bins(self) -> int:
+    # ---- the composition ----------------------------------------------------------------
+    def record(self, mechanism: object, count: int, side: tuple) -> None:
+        """Add ``count`` runs of ``mechanism`` with the tail information ``side``
+        (``(renyi, loss_range)``, ``(None, None)`` when none was given); new tail
+        information drops the tail bounds (and premise checks) computed without it.
+
+        Raises
+        ------
+        ValueError
+            When ``mechanism`` was recorded before with different tail information.
+        """
+        k = key_of(mechanism)
+        if side != (None, None):
+            if self.side.get(k, side) != side:
+                raise ValueError(f"{mechanism!r} was composed before with a different renyi/"
+                                 "loss_range; give the same tail information every time")
+            self.side[k] = side
+            for hk in [hk for hk in self.tails if hk[0] == k]:
+                del self.tails[hk]
+                self.checked.discard(hk)
+        if k in self.entries:
+            self.entries[k][1] += count
+        else:
+            self.entries[k] = [mechanism, count]
+
+    @property
+    def composition(self) -> tuple[tuple[object, int], ...]:
+        """The recorded ``(mechanism, count)`` pairs, in order of first use."""
+        return tuple((m, c) for m, c in self.entries.values())
+
+    def bins_now(self) -> int:
         """Bins per histogram: ``bins``, or :func:`~.twolevel.bins_for` of the current
         number of compositions when ``bins="auto"``."""
         if self.bins == "auto":
             return min(bins_for(max(1, sum(c for _, c in self.composition))), self.max_grid)
         return int(self.bins)
 
-    def _pair(self, mechanism: object) -> object:
+    def pair(self, mechanism: object) -> object:
         """What is sampled for ``mechanism``: a built-in spec's worst-case pair under the
         relation; user inputs as given."""
         if isinstance(mechanism, Mechanism):
@@ -117,97 +155,97 @@ class HistogramBank:
                 raise ValueError(
                     f"{mechanism!r} under the neighbouring relation 'substitute' has no single "
                     "worst-case pair: the accountant's epsilon() and delta() take its two "
-                    "ends from two pairs (SampledAccountant._ends); empirical() and the "
+                    "ends from two pairs (the accountant's bracketed ends); empirical() and the "
                     "other single-pair views are not available for it")
             return resolve_relation(mechanism, self.neighbouring)
         return mechanism
 
-    def _symmetric(self, mech: object) -> bool:
+    def symmetric(self, mech: object) -> bool:
         if isinstance(mech, EmpiricalPRV):
             return mech.symmetric
-        return bool(getattr(self._pair(mech), "symmetric", False))
+        return bool(getattr(self.pair(mech), "symmetric", False))
 
-    def _directions(self) -> tuple[str, ...]:
-        return ("remove",) if all(self._symmetric(m) for m, _ in self.composition) \
+    def directions(self) -> tuple[str, ...]:
+        return ("remove",) if all(self.symmetric(m) for m, _ in self.composition) \
             else ("remove", "add")
 
-    def _hist_key(self, key: object, mech: object, d: str) -> tuple:
-        return (key, "remove" if self._symmetric(mech) else d)
+    def hist_key(self, key: object, mech: object, d: str) -> tuple:
+        return (key, "remove" if self.symmetric(mech) else d)
 
-    def _tail(self, key: object, mech: object, d: str) -> Optional[TailBound]:
+    def tail(self, key: object, mech: object, d: str) -> Optional[TailBound]:
         """Tail information of the histogram ``(key, d)`` (None: samples only)."""
         if not self.tail_bounds:
             return None
-        hk = self._hist_key(key, mech, d)
-        if hk not in self._tails:
-            renyi, lr = self._side.get(key, (None, None))
-            self._tails[hk] = tail_bound(self._pair(mech), hk[1], renyi=renyi,
-                                         loss_range=lr, symmetric=self._symmetric(mech))
-        return self._tails[hk]
+        hk = self.hist_key(key, mech, d)
+        if hk not in self.tails:
+            renyi, lr = self.side.get(key, (None, None))
+            self.tails[hk] = tail_bound(self.pair(mech), hk[1], renyi=renyi,
+                                         loss_range=lr, symmetric=self.symmetric(mech))
+        return self.tails[hk]
 
-    def _children(self, key: object) -> list:
-        if key not in self._seeds:
-            self._index[key] = len(self._seeds)
-            self._seeds[key] = self._root.spawn(1)[0].spawn(8)
-        return self._seeds[key]
+    def children(self, key: object) -> list:
+        if key not in self.seeds:
+            self.index[key] = len(self.seeds)
+            self.seeds[key] = self.root.spawn(1)[0].spawn(8)
+        return self.seeds[key]
 
-    def _job(self, key: object, mech: object, d: str, tag: str, n: int, lo: float, h: float,
+    def job(self, key: object, mech: object, d: str, tag: str, n: int, lo: float, h: float,
              bins: int, seed: np.random.SeedSequence) -> HistogramJob:
-        self._children(key)
-        return HistogramJob(self._pair(mech), d, int(n), float(lo), float(h), int(bins), seed,
+        self.children(key)
+        return HistogramJob(self.pair(mech), d, int(n), float(lo), float(h), int(bins), seed,
                             shard_size=self.shard_size,
-                            label=f"m{self._index[key]}-{tag}-{d}", backend=self.backend,
+                            label=f"m{self.index[key]}-{tag}-{d}", backend=self.backend,
                             device=self.device)
 
-    def _run(self, jobs: list) -> list:
+    def run(self, jobs: list) -> list:
         """Sample ``jobs`` (one progress bar, sharded on the executor, checkpointed)."""
         return run_jobs(jobs, self.executor, progress=self.progress,
                         checkpoint=self.checkpoint, threads_per_task=self.threads_per_task)
 
-    def _sample_envelope_hists(self, needed: list) -> None:
+    def sample_envelope_hists(self, needed: list) -> None:
         """Sample every missing envelope histogram of ``needed`` (``(key, mech, d)``) in
         one sharded run."""
         jobs, hks = [], []
         for key, mech, d in needed:
             if isinstance(mech, EmpiricalPRV):
                 continue
-            hk = self._hist_key(key, mech, d)
-            if hk in self._hists or hk in hks:
+            hk = self.hist_key(key, mech, d)
+            if hk in self.hists or hk in hks:
                 continue
             dd = hk[1]
-            ch = self._children(key)
+            ch = self.children(key)
             j = 0 if dd == "remove" else 2
-            tb = self._tail(key, mech, dd)
+            tb = self.tail(key, mech, dd)
             lr = (-math.inf, math.inf) if tb is None else (tb.lo, tb.hi_eff)
-            lo, h, nb = choose_window(self._pair(mech), dd, self.n_samples, self._bins(),
+            lo, h, nb = choose_window(self.pair(mech), dd, self.n_samples, self.bins_now(),
                                       np.random.default_rng(ch[j]), lr)
-            jobs.append(self._job(key, mech, dd, "env", self.n_samples, lo, h, nb, ch[j + 1]))
+            jobs.append(self.job(key, mech, dd, "env", self.n_samples, lo, h, nb, ch[j + 1]))
             hks.append(hk)
         if not jobs:
             return
-        for hk, hist in zip(hks, self._run(jobs)):
-            self._hists[hk] = hist
-            tb = self._tails.get(hk)
+        for hk, hist in zip(hks, self.run(jobs)):
+            self.hists[hk] = hist
+            tb = self.tails.get(hk)
             if tb is not None:      # a draw outside a declared range: that error first
-                tb.check_histogram(hist, repr(self._entries[hk[0]][0]), hk[1])
+                tb.check_histogram(hist, repr(self.entries[hk[0]][0]), hk[1])
             if hist.above > 0.001 * hist.n or hist.below > 0.01 * hist.n:
                 warnings.warn(f"{hist.above} draws fell above and {hist.below} below the "
-                              f"sampling window of {self._entries[hk[0]][0]!r} ({hk[1]}); "
+                              f"sampling window of {self.entries[hk[0]][0]!r} ({hk[1]}); "
                               "the bounds stay valid but are loose. Pass an EmpiricalPRV "
                               "sampled on a wider window", RuntimeWarning, stacklevel=5)
 
-    def _envelope_hist(self, key: object, mech: object, d: str) -> LossHistogram:
-        hk = self._hist_key(key, mech, d)
+    def envelope_hist(self, key: object, mech: object, d: str) -> LossHistogram:
+        hk = self.hist_key(key, mech, d)
         if isinstance(mech, EmpiricalPRV):
             hist = mech.histogram(d)
         else:
-            if hk not in self._hists:
-                self._sample_envelope_hists([(key, mech, d)])
-            hist = self._hists[hk]
-        tb = self._tail(key, mech, hk[1])
-        if tb is not None and hk not in self._checked:
+            if hk not in self.hists:
+                self.sample_envelope_hists([(key, mech, d)])
+            hist = self.hists[hk]
+        tb = self.tail(key, mech, hk[1])
+        if tb is not None and hk not in self.checked:
             self._check_premises(hist, tb, mech, hk[1])
-            self._checked.add(hk)
+            self.checked.add(hk)
         return hist
 
     def _check_premises(self, hist: LossHistogram, tb: TailBound, mech: object,
@@ -220,13 +258,13 @@ class HistogramBank:
         level = min(self.alpha, CHECK_LEVEL)
         tb.check_samples(lower_envelope(hist, level), d, level)
 
-    def _check_n(self, delta: float, n_hist: int) -> None:
-        k = sum(c for key, (m, c) in self._entries.items()
+    def check_n(self, delta: float, n_hist: int) -> None:
+        k = sum(c for key, (m, c) in self.entries.items()
                 if not isinstance(m, EmpiricalPRV)
-                and any(self._tail(key, m, d) is None for d in self._directions()))
+                and any(self.tail(key, m, d) is None for d in self.directions()))
         if k == 0:
             return
-        need = min_samples(k, delta, alpha=self.alpha, bins=self._bins(), histograms=n_hist)
+        need = min_samples(k, delta, alpha=self.alpha, bins=self.bins_now(), histograms=n_hist)
         if self.n_samples < need:
             warnings.warn(AdvisedWarning(
                 f"n_samples={self.n_samples:,} cannot give a finite upper bound on epsilon at "

@@ -12,6 +12,12 @@ through these methods:
     ``sample(rng, size) -> ndarray`` of privacy losses drawn with a
     :class:`numpy.random.Generator` (the numpy path, used for pilots and checks).
 
+The two hooks are spelled as the :class:`typing.Protocol` classes
+:class:`LossSamplerSource` and :class:`NumpyLossSamplerSource` (:class:`LossSource`: both),
+which type checkers use and ``isinstance`` tests (they are ``runtime_checkable``); the
+accountant still finds the hooks by name (:func:`find_hook`), so any object with the
+methods works, protocol class or not.
+
 ``direction`` is ``"remove"`` (:math:`\\log p/q` under ``P``) or ``"add"``
 (:math:`\\log q/p` under ``Q``).  The names ``_loss_sampler`` / ``_numpy_loss_sampler`` of
 version 0.1 still work, with a :class:`DeprecationWarning`.
@@ -20,9 +26,39 @@ version 0.1 still work, with a :class:`DeprecationWarning`.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol, runtime_checkable
 
-__all__ = ["LOSS_SAMPLER", "NUMPY_LOSS_SAMPLER", "find_hook"]
+import numpy as np
+
+__all__ = ["LOSS_SAMPLER", "NUMPY_LOSS_SAMPLER", "find_hook", "LossSamplerSource",
+           "NumpyLossSamplerSource", "LossSource", "NumpyLossSampler"]
+
+#: ``sample(rng, size) -> ndarray``: ``size`` privacy losses drawn with ``rng``
+NumpyLossSampler = Callable[[np.random.Generator, int], np.ndarray]
+
+
+@runtime_checkable
+class LossSamplerSource(Protocol):
+    """A privacy-loss source for the compiled histogram kernel (hook ``loss_sampler``)."""
+
+    def loss_sampler(self, direction: str) -> Any:
+        """A Numba-jitted ``fill(state, out)``, a ``(fill, params)`` pair, or a plain
+        ``sample(rng, size)`` callable drawing the loss of ``direction``."""
+        ...
+
+
+@runtime_checkable
+class NumpyLossSamplerSource(Protocol):
+    """A privacy-loss source for the numpy path (hook ``numpy_loss_sampler``)."""
+
+    def numpy_loss_sampler(self, direction: str) -> NumpyLossSampler:
+        """``sample(rng, size) -> ndarray`` of the losses of ``direction``."""
+        ...
+
+
+@runtime_checkable
+class LossSource(LossSamplerSource, NumpyLossSamplerSource, Protocol):
+    """Both hooks: what a user-defined mechanism implements for the sampled accountant."""
 
 LOSS_SAMPLER = "loss_sampler"              #: kernel-source hook
 NUMPY_LOSS_SAMPLER = "numpy_loss_sampler"  #: numpy-path hook
