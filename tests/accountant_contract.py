@@ -73,3 +73,128 @@ class AccountantContract:
     def test_query_before_compose_is_an_error(self):
         with pytest.raises(ValueError, match="compose"):
             self.make_accountant().epsilon(delta=1e-5)
+
+
+# ---- properties every accountant has (issue 23: one contract for every accountant) -------
+class AccountantProperties(AccountantContract):
+    """The full contract: :class:`AccountantContract` plus the properties of the
+    :class:`~sampledprv.core.contract.PrivacyAccountant` ABC.  Every accountant's test
+    class inherits this one and sets ``make_accountant`` (and ``mechanisms``, the specs
+    the generic properties are checked on)."""
+
+    #: specs the generic properties are checked on (each composed ``count`` times)
+    mechanisms: tuple = (sp.Gaussian(2.0),)
+    count = 3
+    deltas = (1e-6, 1e-4, 1e-2)
+    epsilons = (0.25, 1.0, 2.5)
+    #: relative tolerance of the monotonicity and consistency checks (floating point)
+    rtol = 1e-9
+
+    def _composed(self, mech):
+        return self.make_accountant().compose(mech, count=self.count)
+
+    def test_is_a_privacy_accountant(self):
+        from sampledprv.core.contract import PrivacyAccountant
+        assert isinstance(self.make_accountant(), PrivacyAccountant)
+
+    def test_composition_is_recorded_in_order_with_counts_summed(self):
+        a, b = sp.Gaussian(2.0), sp.Gaussian(3.0)
+        acc = self.make_accountant().compose(a, 3).compose(b).compose(a, count=2)
+        assert acc.composition == ((a, 5), (b, 1))
+
+    def test_intervals_are_ordered(self):
+        for mech in self.mechanisms:
+            acc = self._composed(mech)
+            for direction in (None, "remove", "add"):
+                for d in self.deltas:
+                    iv = acc.epsilon(d, direction=direction)
+                    assert 0.0 <= iv.lower <= iv.estimate <= iv.upper, (mech, direction, d, iv)
+                for e in self.epsilons:
+                    iv = acc.delta(e, direction=direction)
+                    assert 0.0 <= iv.lower <= iv.estimate <= iv.upper <= 1.0, (mech, direction, e)
+
+    def test_epsilon_and_delta_are_monotone(self):
+        """``epsilon(delta)`` does not increase with ``delta`` and ``delta(epsilon)`` does
+        not increase with ``epsilon``: every end of the intervals."""
+        for mech in self.mechanisms:
+            acc = self._composed(mech)
+            for direction in (None, "remove", "add"):
+                ivs = [acc.epsilon(d, direction=direction) for d in self.deltas]
+                for a, b in zip(ivs, ivs[1:]):
+                    for end in ("lower", "estimate", "upper"):
+                        x, y = getattr(a, end), getattr(b, end)
+                        assert y <= x * (1 + self.rtol) + 1e-15, (mech, direction, end, x, y)
+                ivs = [acc.delta(e, direction=direction) for e in self.epsilons]
+                for a, b in zip(ivs, ivs[1:]):
+                    for end in ("lower", "estimate", "upper"):
+                        x, y = getattr(a, end), getattr(b, end)
+                        assert y <= x * (1 + self.rtol) + 1e-15, (mech, direction, end, x, y)
+
+    def test_epsilon_and_delta_are_consistent(self):
+        r"""The exact curve lies in both intervals, so at ``x = epsilon(delta).upper`` the
+        exact delta is at most ``delta`` (hence ``delta(x).lower <= delta``), and below
+        ``epsilon(delta).lower`` it is above ``delta`` (hence ``delta(x).upper >= delta``)."""
+        for mech in self.mechanisms:
+            acc = self._composed(mech)
+            for direction in (None, "remove", "add"):
+                for d in self.deltas:
+                    e = acc.epsilon(d, direction=direction)
+                    if math.isfinite(e.upper):
+                        assert acc.delta(e.upper, direction=direction).lower \
+                            <= d * (1 + self.rtol), (mech, direction, d, e)
+                    if e.lower > 0.0:
+                        assert acc.delta(e.lower, direction=direction).upper \
+                            >= d * (1 - self.rtol), (mech, direction, d, e)
+
+    def test_no_direction_is_the_maximum_over_directions(self):
+        for mech in self.mechanisms:
+            acc = self._composed(mech)
+            for query, xs in ((acc.epsilon, self.deltas), (acc.delta, self.epsilons)):
+                for x in xs:
+                    both = query(x)
+                    rem, add = query(x, direction="remove"), query(x, direction="add")
+                    for end in ("lower", "upper"):
+                        want = max(getattr(rem, end), getattr(add, end))
+                        assert getattr(both, end) == pytest.approx(want, rel=1e-9, abs=1e-15), \
+                            (mech, query.__name__, x, end)
+
+    def test_supports_agrees_with_compose(self):
+        candidates = [*self.mechanisms, sp.Gaussian(1.0), sp.Laplace(1.0),
+                      sp.RandomizedResponse(p=0.75),
+                      sp.PoissonSubsampled(sp.Gaussian(1.0), 0.1),
+                      sp.GeneralizedGaussianVector(3.0, 2.0, 4, 1.0),
+                      "gaussian", None, 1.5, object()]
+        for mech in candidates:
+            supported = self.make_accountant().supports(mech)
+            try:
+                self.make_accountant().compose(mech)
+                composed = True
+            except (TypeError, ValueError):
+                composed = False
+            assert supported is composed, (mech, supported, composed)
+
+    def test_settings_are_json_ready(self):
+        import json
+        for acc in (self.make_accountant(), self._composed(self.mechanisms[0])):
+            settings = acc.settings()
+            assert isinstance(settings, dict) and isinstance(settings.get("type"), str)
+            assert json.loads(json.dumps(settings)) == settings
+
+    def test_describe_is_text(self):
+        acc = self._composed(self.mechanisms[0])
+        acc.epsilon(self.deltas[0])
+        text = acc.describe()
+        assert isinstance(text, str) and text.strip()
+
+    def test_bad_direction_rejected(self):
+        acc = self._composed(self.mechanisms[0])
+        for bad in ("up", 3):
+            with pytest.raises(ValueError, match="direction"):
+                acc.epsilon(self.deltas[0], direction=bad)
+            with pytest.raises(ValueError, match="direction"):
+                acc.delta(self.epsilons[0], direction=bad)
+
+    def test_bad_mechanism_rejected(self):
+        for bad in ("gaussian", None, 1.5):
+            with pytest.raises((TypeError, ValueError)):
+                self.make_accountant().compose(bad)

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import sampledprv as sp
-from accountant_contract import AccountantContract
+from accountant_contract import AccountantProperties
 from exact_curves import gaussian_delta, gaussian_eps, gg_delta_quadrature, laplace_delta
 
 
-class TestAccountantContract(AccountantContract):
+class TestAccountantContract(AccountantProperties):
     def make_accountant(self):
         return sp.Accountant(eps_error=0.01, delta_error=1e-12)
 

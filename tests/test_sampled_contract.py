@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sampledprv as sp
-from accountant_contract import AccountantContract
+from accountant_contract import AccountantProperties
 
 
-class TestSampledAccountantContract(AccountantContract):
+class TestSampledAccountantContract(AccountantProperties):
     def make_accountant(self):
         # a small n keeps this fast; the contract allows an infinite upper bound, and the
         # bracket check holds with probability >= 1 - alpha
