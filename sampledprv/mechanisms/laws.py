@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..core.law import LossDistribution, LossPair
 from ..core.subsampled_law import subsampled_pair
 from .base import Direction, as_direction
+from .generalized_gaussian_vector import GeneralizedGaussianVector
 from .registry import family_of
 from .subsampled import PoissonSubsampled
 
@@ -28,7 +29,7 @@ def analytic_pair(mech: object) -> LossPair:
         When ``mech`` is not a registered spec (use the sampled accountant for
         mechanisms without a closed form).
     """
-    if type(mech).__name__ == "GeneralizedGaussianVector":
+    if isinstance(mech, GeneralizedGaussianVector):
         raise ValueError(
             "GeneralizedGaussianVector has no single privacy-loss law (it depends on how the "
             "sensitivity is spread over the coordinates); account it with "
