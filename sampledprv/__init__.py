@@ -57,6 +57,12 @@ _LAZY: dict[str, str] = {
     "spread_lower_bound": ".gg_dimension",
     "GeneralizedGaussianVector": ".gg_vector",
     "VectorGGAccountant": ".gg_vector",
+    # trade-off curves and audits
+    "TradeoffCurve": ".tradeoff",
+    "GDPBracket": ".tradeoff",
+    "Audit": ".audit",
+    "AuditResult": ".audit",
+    "audit": ".audit",
 }
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager form
@@ -84,6 +90,8 @@ __all__ = [
     "generalized_gaussian_noise", "TailTable", "tail_weight", "calibrated_tail_weights",
     "plot_tail_weights", "spread_epsilons", "spread_lower_bound",
     "GeneralizedGaussianVector", "VectorGGAccountant",
+    # trade-off curves and audits
+    "TradeoffCurve", "GDPBracket", "Audit", "AuditResult", "audit",
 ]
 __all__ += [_n for _n in _mechanisms.SPECS if _n not in __all__]
 
