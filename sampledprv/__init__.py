@@ -60,9 +60,9 @@ _LAZY: dict[str, str] = {
     # trade-off curves and audits
     "TradeoffCurve": ".tradeoff",
     "GDPBracket": ".tradeoff",
-    "Audit": ".audit",
-    "AuditResult": ".audit",
-    "audit": ".audit",
+    "Audit": ".auditing",
+    "AuditResult": ".auditing",
+    "audit": ".auditing",
 }
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager form
