@@ -444,8 +444,8 @@ class TradeoffCurve:
         return np.concatenate([-neg, eps]), np.concatenate([up_neg, up])
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
-        """Plot the band (:func:`sampledprv.plotting.plot_tradeoff`)."""
-        from .plotting import plot_tradeoff  # noqa: PLC0415 - matplotlib is optional
+        """Plot the band (:func:`sampledprv.plotting_tradeoff.plot_tradeoff`)."""
+        from .plotting_tradeoff import plot_tradeoff  # noqa: PLC0415 - matplotlib is optional
         return plot_tradeoff(self, ax=ax, **kwargs)
 
 
