@@ -501,7 +501,7 @@ class GDPBracket:
 
     def __str__(self) -> str:
         return (f"mu in [{self.lower:.6g}, {self.upper:.6g}] (best fit {self.best_fit:.6g}; "
-                f"fpr in [{self.fpr_range[0]:.3g}, {self.fpr_range[1]:.3g}])")
+                f"fpr in [{self.fpr_range[0]:.3g}, 1 - {self.fpr_range[0]:.3g}])")
 
 
 def gdp_mu(acc: Any, *, fpr_min: float = 1e-6, points: int = 201, rtol: float = 1e-3,
