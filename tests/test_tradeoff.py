@@ -70,9 +70,10 @@ def _solve_add(a, q, mu):
 
 def test_dpsgd_two_sided_and_dp_accounting_values_inside():
     """DP-SGD sigma 0.8, q 4e-3, 1e4 steps.  dp-accounting's get_true_positive_rates
-    values (issue 26: 0.01099, 0.06188, 0.30507) agree with the true curve to their
-    printed digits, so a sound upper end cannot be below all of them (see the design
-    notes); they must lie inside our certified intervals."""
+    values (issue 26: 0.01099, 0.06188, 0.30507) agree with our estimates to their
+    printed digits (0.01099 looks like 0.0109917 rounded), so an upper end below them is
+    most likely below the true value (design notes); they must lie inside our certified
+    intervals."""
     t0 = time.perf_counter()
     acc = sp.Accountant().compose(sp.PoissonSubsampled(sp.Gaussian(0.8), q=4e-3), 10000)
     ivs = acc.tradeoff(FPRS)
