@@ -403,6 +403,10 @@ class TradeoffCurve:
     certification: str
     confidence: float
     profiles: Mapping[str, Tuple[DirectionProfile, ...]] = field(repr=False)
+    #: ``(|eps|, max over both directions of the certified upper delta)``, for the
+    #: symmetric curve of one-run audits (:meth:`symmetric_upper`)
+    symmetric_points: Tuple[Tuple[float, ...], Tuple[float, ...]] = field(repr=False,
+                                                                         default=((), ()))
 
     def upper_at(self, fpr: Union[float, Sequence[float]]) -> np.ndarray:
         """Certified upper end at any fpr (concave per direction; max over directions)."""
@@ -424,24 +428,17 @@ class TradeoffCurve:
         return np.clip(np.max((x - up) * np.exp(-eps), axis=1), 0.0, 1.0)
 
     def symmetric_upper(self) -> Tuple[np.ndarray, np.ndarray]:
-        r"""Points ``(eps, upper)`` of the profile :math:`\max_d \bar\delta_d` on a grid
-        symmetric about 0 (the identity for negative epsilon applied to the maximum):
-        its conjugate is a symmetric concave curve above both directions' curves."""
-        pos: Dict[float, float] = {}
-        for profs in self.profiles.values():
-            p = profs[0]
-            d = p.direction
-            for e, u in zip(p.eps, p.upper):
-                if e >= 0:
-                    pos[float(e)] = max(pos.get(float(e), 0.0), float(u))
-        # the other direction's upper at |eps| for eps < 0 is folded in by the identity:
-        # for eps >= 0 take the max over directions (both are >= 0 points of each)
-        eps = np.array(sorted(pos))
-        up = np.array([pos[e] for e in eps])
-        neg = eps[eps > 0][::-1]
-        up_neg = np.array([min(1.0, -math.expm1(-e) + math.exp(-e) * pos[float(e)])
-                           for e in neg])
-        return np.concatenate([-neg, eps]), np.concatenate([up_neg, up])
+        r"""Points ``(eps, upper)`` of :math:`\max_d \bar\delta_d` (both directions' upper
+        ends at each evaluated :math:`|\varepsilon|`), on a grid symmetric about 0: the
+        negative side by the identity :math:`D(\varepsilon) = 1 - e^{\varepsilon} +
+        e^{\varepsilon} D(-\varepsilon)` applied to the maximum.  Its conjugate is a
+        symmetric concave curve above both directions' curves."""
+        xs, up = self.symmetric_points
+        xs, up = np.asarray(xs, dtype=np.float64), np.asarray(up, dtype=np.float64)
+        pos = xs > 0
+        neg = -xs[pos][::-1]
+        up_neg = np.minimum(1.0, -np.expm1(neg) + np.exp(neg) * up[pos][::-1])
+        return np.concatenate([neg, xs]), np.concatenate([up_neg, up])
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Plot the band (:func:`sampledprv.plotting_tradeoff.plot_tradeoff`)."""
@@ -467,14 +464,17 @@ def tradeoff_curve(acc: Any, fpr: Optional[Sequence[float]] = None, direction: o
         raise ValueError(f"points must be at least 3, got {points!r}")
     a = _default_grid(int(points)) if fpr is None else np.sort(_check_fpr(fpr))
     builders, uq, lqs = _build(acc, a, direction, rtol, atol, int(max_queries))
-    cert, conf = _confidence(uq, lqs)
     profiles = {d: tuple(b.profiles()) for d, b in builders.items()}
     up = np.max([p[0].tpr_upper(a) for p in profiles.values()], axis=0)
     low = np.minimum(np.max([np.max([q.tpr_lower(a) for q in p], axis=0)
                              for p in profiles.values()], axis=0), up)
     est = np.clip(np.max([p[0].tpr_estimate(a) for p in profiles.values()], axis=0), low, up)
     up[a == 1.0] = low[a == 1.0] = est[a == 1.0] = 1.0
-    return TradeoffCurve(a, low, est, up, _direction_name(direction), cert, conf, profiles)
+    xs = sorted({abs(e) for b in builders.values() for e in b.points})
+    sym = tuple(max(uq.get("remove", x)[2], uq.get("add", x)[2]) for x in xs)
+    cert, conf = _confidence(uq, lqs)        # again: the symmetric points added queries
+    return TradeoffCurve(a, low, est, up, _direction_name(direction), cert, conf, profiles,
+                         (tuple(xs), sym))
 
 
 @dataclass(frozen=True)

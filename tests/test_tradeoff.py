@@ -186,3 +186,16 @@ def test_sampled_custom_pair_coverage_300_seeds():
         misses += any(x not in iv for iv, x in zip(ivs, exact))
     p = stats.binomtest(misses, seeds, 0.05, alternative="greater").pvalue
     assert p > 1e-3, (misses, seeds)
+
+
+def test_symmetric_upper_curve_is_above_both_directions():
+    """One-run audits use the conjugate of max_d delta_up,d: its inverse must be at most
+    both directions' exact inverses (asymmetric pair: Poisson-subsampled Gaussian)."""
+    from scipy.optimize import brentq
+    q, mu = 0.3, 2.0
+    acc = sp.Accountant().compose(sp.PoissonSubsampled(sp.Gaussian(1 / mu), q))
+    c = acc.tradeoff_curve(direction="remove", points=21)
+    for y in (0.05, 0.3, 0.7, 0.95):
+        inv_rem = brentq(lambda a: (1 - q) * a + q * gdp(a, mu) - y, 1e-300, 1.0, xtol=1e-15)
+        inv_add = (1 - q) * y + q * norm.cdf(norm.ppf(y) - mu)   # a at which Phi(s) = y
+        assert c.inverse_upper(y)[0] <= min(inv_rem, inv_add) + 1e-12
