@@ -66,3 +66,12 @@ def test_audit_plot(tmp_path, capsys):
     assert cli.main(["audit", "--scores", str(g), "-m", "gaussian sigma=1", "--plot",
                      str(png)]) == 0
     assert png.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("command", ["tradeoff", "audit"])
+def test_subcommand_help(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([command, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "examples:" in out and f"sampledprv {command}" in out
