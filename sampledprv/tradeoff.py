@@ -214,9 +214,6 @@ class _Builder:
                     for lq in self.lqs]
         return [DirectionProfile(self.direction, eps, lo, est, up)]
 
-    def lower(self, fpr: np.ndarray) -> np.ndarray:
-        return np.max([p.tpr_lower(fpr) for p in self.profiles()], axis=0)
-
     def refine(self, fpr: np.ndarray, rtol: float, atol: float, max_queries: int) -> None:
         """Refine the grid until, for every fpr, no segment that could bind loses more
         than ``rtol`` (relative) or ``atol`` to the grid, and no end binds below the

@@ -199,3 +199,22 @@ def test_symmetric_upper_curve_is_above_both_directions():
         inv_rem = brentq(lambda a: (1 - q) * a + q * gdp(a, mu) - y, 1e-300, 1.0, xtol=1e-15)
         inv_add = (1 - q) * y + q * norm.cdf(norm.ppf(y) - mu)   # a at which Phi(s) = y
         assert c.inverse_upper(y)[0] <= min(inv_rem, inv_add) + 1e-12
+
+
+@pytest.mark.parametrize("eps,delta", [(1.0, 0.0), (0.5, 1e-3)])
+def test_approx_dp_pair_closed_form(eps, delta):
+    """The (eps, delta) pair's curve: min(1, delta + e^eps a, 1 - e^-eps (1 - delta - a));
+    an atom at +inf (delta > 0) and the exact-atoms path."""
+    mech = sp.PureDP(eps) if delta == 0 else sp.ApproxDP(eps, delta)
+    acc = sp.Accountant().compose(mech)
+    fprs = np.array([1e-4, 0.05, 0.3, 0.8])
+    exact = np.minimum(1, np.minimum(delta + np.exp(eps) * fprs,
+                                     1 - np.exp(-eps) * (1 - delta - fprs)))
+    for iv, x in zip(acc.tradeoff(fprs), exact):
+        assert iv.lower - 1e-12 <= x <= iv.upper + 1e-12, (iv, x)
+
+
+def test_online_accountant_has_tradeoff():
+    acc = sp.Accountant(horizon=64).compose(sp.Gaussian(4.0), 16)
+    for iv, x in zip(acc.tradeoff([0.01, 0.2]), gdp([0.01, 0.2], 1.0)):
+        assert x in iv
