@@ -128,18 +128,14 @@ class AuditResult:
         """``epsilon_upper - epsilon_lower`` (how much the audit leaves unexplained)."""
         return self.epsilon_upper - self.epsilon_lower
 
-    def to_json(self) -> dict:
-        def clean(x: Any) -> Any:
-            if isinstance(x, float) and not math.isfinite(x):
-                return str(x)
-            return x
-        return {"epsilon_lower": clean(self.epsilon_lower),
-                "epsilon_upper": clean(self.epsilon_upper), "delta": self.delta,
-                "consistent": self.consistent, "verdict": self.verdict,
+    def as_dict(self) -> dict:
+        """Plain Python types (non-finite floats stay floats; the command line writes
+        them as ``null`` with a ``*_nonfinite`` sibling key)."""
+        return {"epsilon_lower": self.epsilon_lower, "epsilon_upper": self.epsilon_upper,
+                "delta": self.delta, "consistent": self.consistent, "verdict": self.verdict,
                 "confidence": self.confidence, "mode": self.mode,
-                "points": [{k: clean(v) for k, v in p.__dict__.items()} for p in self.points],
-                "details": {k: clean(v) if not isinstance(v, (dict, list, tuple)) else v
-                            for k, v in self.details.items()}}
+                "points": [dict(p.__dict__) for p in self.points],
+                "details": dict(self.details)}
 
     def __str__(self) -> str:
         return (f"audit ({self.mode}, confidence {self.confidence:g}): epsilon >= "

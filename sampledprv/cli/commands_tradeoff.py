@@ -107,7 +107,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         text += [""] + text_table(["threshold", "fpr", "fpr upper", "tpr", "tpr lower",
                                    "certified tpr upper", ""], rows)
     text += ["", f"verdict: {res.verdict}"]
-    payload = {"command": "audit", "scores": args.scores, **res.to_json()}
+    payload = {"command": "audit", "scores": args.scores, **res.as_dict()}
     if s is not None:
         payload["accountant"] = accountant_description(acc, s)
         payload["composition"] = composition_json(s)
