@@ -62,6 +62,12 @@ _LAZY: dict[str, str] = {
     "spread_lower_bound": ".gg.dimension",
     "GeneralizedGaussianVector": ".gg.vector",
     "VectorGGAccountant": ".gg.vector",
+    # trade-off curves and audits
+    "TradeoffCurve": ".tradeoff",
+    "GDPBracket": ".tradeoff",
+    "Audit": ".auditing",
+    "AuditResult": ".auditing",
+    "audit": ".auditing",
 }
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager form
@@ -89,6 +95,8 @@ __all__ = [
     "generalized_gaussian_noise", "TailTable", "tail_weight", "calibrated_tail_weights",
     "plot_tail_weights", "spread_epsilons", "spread_lower_bound",
     "GeneralizedGaussianVector", "VectorGGAccountant",
+    # trade-off curves and audits
+    "TradeoffCurve", "GDPBracket", "Audit", "AuditResult", "audit",
 ]
 __all__ += [_n for _n in _mechanisms.SPECS if _n not in __all__]
 

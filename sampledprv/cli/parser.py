@@ -28,8 +28,11 @@ def default_commands() -> Dict[str, Handler]:
     from .commands_calibrate import cmd_calibrate
     from .commands_sampling import cmd_plan, cmd_validate
 
+    from .commands_tradeoff import cmd_audit, cmd_tradeoff
+
     return {"epsilon": cmd_epsilon, "delta": cmd_delta, "calibrate": cmd_calibrate,
-            "plan": cmd_plan, "validate": cmd_validate, "curve": cmd_curve}
+            "plan": cmd_plan, "validate": cmd_validate, "curve": cmd_curve,
+            "tradeoff": cmd_tradeoff, "audit": cmd_audit}
 
 
 # argparse "type" callables: raise ArgumentTypeError so argparse reports them (exit 2)
@@ -302,4 +305,9 @@ solvable parameters: gaussian sigma, laplace scale, gg/ggnmax scale or sigma.
     _add_composition_args(p)
     _add_common(p)
     p.set_defaults(func=commands["curve"])
+
+    if "tradeoff" in commands and "audit" in commands:
+        from .commands_tradeoff import add_tradeoff_parsers
+        add_tradeoff_parsers(sub, commands, _Formatter, PROG, _add_composition_args,
+                             _add_common, _arg_float)
     return parser

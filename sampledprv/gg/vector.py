@@ -261,6 +261,14 @@ class VectorGGAccountant(PrivacyAccountant):
         epsilon = v.nonnegative("epsilon", epsilon)
         return self._query("delta", epsilon, _direction(direction))
 
+    def tradeoff_lower_sources(self) -> list:
+        """Accountants whose lower ends each bound the profile of one attained pair (the
+        PLDs of the spread vectors; sampledprv/tradeoff.py takes the best lower trade-off
+        curve over them, and the upper ends from this accountant)."""
+        if not self._needs_rdp():
+            return [self]
+        return [self._pld(m) for m in self._spreads()]
+
     def describe(self) -> str:
         """How the intervals are computed (Renyi upper, PLD lower over spread vectors)."""
         return (f"VectorGGAccountant(eps_error={self.eps_error:g}, "

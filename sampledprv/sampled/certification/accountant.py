@@ -529,6 +529,29 @@ class SampledAccountant(PrivacyAccountant):
             "stochastic-dominance envelopes, Clopper-Pearson union bound, exact FFT "
             "composition"), det)
 
+    # ---- trade-off curves (sampledprv/tradeoff.py) ---------------------------------------
+    def tradeoff_simultaneous(self) -> bool:
+        """True with ``certify="envelope"``: every ``delta`` query reads the same
+        stochastic-dominance envelopes of the same histograms, which hold for every
+        threshold (so every epsilon and both directions) on one event of probability
+        ``>= 1 - alpha``; the seed method bounds each epsilon on its own."""
+        return self.certify == "envelope"
+
+    def tradeoff_delta_source(self):
+        """A function ``(direction, eps) -> (lower, estimate, upper)`` giving the numbers of
+        :meth:`delta` from envelopes composed once (``delta`` recomposes them per query);
+        ``None`` where :meth:`delta` must be asked (seed method, bracketed pairs)."""
+        if self.certify != "envelope" or self._ends() is not None:
+            return None
+        bounds, _ = self._envelope_bounds(None)
+
+        def read(direction: str, eps: float) -> tuple:
+            b = self._pick(bounds, direction)
+            lo, est, up = next(iter(b.values())).delta(eps)
+            lo = min(lo, up)
+            return float(lo), float(min(max(est, lo), up)), float(up)
+        return read
+
     def _interval(self, lo: float, est: float, up: float, method: str, det: dict) -> Interval:
         lo = min(lo, up)
         return Interval(float(lo), float(min(max(est, lo), up)), float(up),
