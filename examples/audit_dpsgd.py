@@ -112,7 +112,8 @@ def main(argv=None) -> sp.AuditResult:
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")
-        ax = curve.plot()
+        from sampledprv.plotting import plot_tradeoff
+        ax = plot_tradeoff(curve, result)
         ax.figure.savefig(args.plot, dpi=120, bbox_inches="tight")
         print(f"wrote {args.plot}")
     return result

@@ -63,11 +63,11 @@ _LAZY: dict[str, str] = {
     "GeneralizedGaussianVector": ".gg.vector",
     "VectorGGAccountant": ".gg.vector",
     # trade-off curves and audits
-    "TradeoffCurve": ".tradeoff",
-    "GDPBracket": ".tradeoff",
-    "Audit": ".auditing",
-    "AuditResult": ".auditing",
-    "audit": ".auditing",
+    "TradeoffCurve": ".core.tradeoff",
+    "GDPBracket": ".core.tradeoff",
+    "Audit": ".core.auditing",
+    "AuditResult": ".core.auditing",
+    "audit": ".core.auditing",
 }
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager form

@@ -27,7 +27,7 @@ from .core.contract import PrivacyAccountant
 from .mechanisms.relations import privacy_loss
 
 __all__ = ["CurveBand", "privacy_curve", "plot_privacy_curve", "plot_loss_histogram",
-           "loss_tail_envelopes", "plot_tail_weights"]
+           "loss_tail_envelopes", "plot_tail_weights", "plot_tradeoff"]
 
 
 def _pyplot():
@@ -312,3 +312,62 @@ def plot_loss_histogram(source: Any, mechanism: Any = None, *, direction: str = 
     if title:
         ax0.figure.suptitle(title, fontsize=10)
     return np.asarray([ax0, ax1])
+
+
+def plot_tradeoff(curve: Any, audit: Any = None, *, ax: Any = None, log: bool = True,
+                  mu: Optional[float] = None, title: Optional[str] = None) -> Any:
+    """Plot the certified trade-off band and, optionally, an audit's points.
+
+    Parameters
+    ----------
+    curve : TradeoffCurve
+        From ``accountant.tradeoff_curve()``.
+    audit : AuditResult, optional
+        Its ``points`` are drawn (``runs`` audits).
+    ax : matplotlib Axes, optional
+    log : bool
+        Log-log axes (default; the low-fpr regime is where audits live), else linear.
+    mu : float, optional
+        Also draw the mu-GDP curve ``Phi(Phi^-1(fpr) + mu)`` (dashed).
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 4.5))
+    x = np.asarray(curve.fpr)
+    keep = (x > 0) if log else np.ones_like(x, bool)
+    conf = "" if curve.certification == "deterministic" else \
+        f" (probability >= {curve.confidence:g})"
+    ax.fill_between(x[keep], curve.lower[keep], curve.upper[keep], color="tab:blue",
+                    alpha=0.3, label="certified band" + conf, lw=0)
+    ax.plot(x[keep], curve.upper[keep], color="tab:blue", lw=1.2)
+    ax.plot(x[keep], x[keep], color="0.6", lw=0.8, ls=":", label="random guess")
+    if mu is not None:
+        from scipy.stats import norm  # noqa: PLC0415
+        ax.plot(x[keep], norm.cdf(norm.ppf(x[keep]) + mu), color="k", ls="--", lw=1,
+                label=f"{mu:g}-GDP")
+    if audit is not None and getattr(audit, "points", ()):
+        for p in audit.points:
+            color = "tab:red" if p.violates else "tab:green"
+            fx = max(p.fpr, 0.5 / p.n_out) if log else p.fpr
+            ax.plot([fx, p.fpr_upper], [p.tpr, p.tpr_lower], color=color, lw=0.8)
+            ax.plot(fx, p.tpr, "o", color=color, ms=3)
+            ax.plot(p.fpr_upper, p.tpr_lower, "s", color=color, ms=4, mfc="none")
+        if not all(p.violates for p in audit.points):
+            ax.plot([], [], "s", color="tab:green", mfc="none",
+                    label="audit (certified corner)")
+        if any(p.violates for p in audit.points):
+            ax.plot([], [], "s", color="tab:red", mfc="none", label="above the certified curve")
+    if log:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel("false-positive rate")
+    ax.set_ylabel("true-positive rate (best attack)")
+    direction = "worst case over directions" if curve.direction is None else curve.direction
+    ax.set_title(title or f"certified trade-off curve ({direction})")
+    ax.legend(loc="lower right", fontsize=8)
+    return ax

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import sampledprv as sp
-from sampledprv.auditing import (clopper_pearson, load_scores, one_run_p_value,
+from sampledprv.core.auditing import (clopper_pearson, load_scores, one_run_p_value,
                                  _fdp_rejects)
 
 

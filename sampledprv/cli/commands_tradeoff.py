@@ -9,6 +9,7 @@ from typing import Any, List, Optional
 
 from .composition import accountant_description, build_setup, composed, \
     make_accountant_factory
+from ..core.auditing import Audit, load_scores
 from .errors import EXIT_OK, UsageError
 from .output import (certification_lines, composition_json, composition_lines, emit,
                      format_triplets, interval_json, text_table)
@@ -33,7 +34,7 @@ def _save_plot(path: str, curve: Any, audit: Any = None, title: Optional[str] = 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..plotting_tradeoff import plot_tradeoff
+    from ..plotting import plot_tradeoff
 
     ax = plot_tradeoff(curve, audit, title=title)
     ax.figure.savefig(path, dpi=120, bbox_inches="tight")
@@ -72,7 +73,6 @@ def cmd_tradeoff(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from ..auditing import Audit, load_scores
 
     try:
         s_in, s_out = load_scores(args.scores)

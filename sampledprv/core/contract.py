@@ -61,24 +61,28 @@ class PrivacyAccountant(abc.ABC):
         """True when :meth:`compose` accepts ``mechanism`` under this accountant's
         neighbouring relation (no sampling or discretization is done)."""
 
-    # ---- trade-off curves (f-DP), mu-GDP and audits: sampledprv/tradeoff.py -------------
+    # ---- trade-off curves (f-DP), mu-GDP and audits: sampledprv/core/tradeoff.py -------------
     # Concrete methods built on ``delta(epsilon, direction)``; an accountant may override
     # them with a faster path.  Derivation: design notes, "Trade-off curves and audits".
     def tradeoff(self, fpr: Any, direction: Optional[Any] = None, **kwargs: Any) -> Any:
         """Certified intervals on the attacker's best true-positive rate at the
-        false-positive rates ``fpr`` (:func:`sampledprv.tradeoff.tradeoff`)."""
-        from .tradeoff import tradeoff  # noqa: PLC0415 - keeps the contract import-light
-        return tradeoff(self, fpr, direction, **kwargs)
+        false-positive rates ``fpr`` (:func:`sampledprv.core.tradeoff.tradeoff`)."""
+        return _tradeoff_module().tradeoff(self, fpr, direction, **kwargs)
 
     def tradeoff_curve(self, fpr: Any = None, direction: Optional[Any] = None,
                        **kwargs: Any) -> Any:
         """Certified lower and upper trade-off functions on a grid
-        (:func:`sampledprv.tradeoff.tradeoff_curve`)."""
-        from .tradeoff import tradeoff_curve  # noqa: PLC0415
-        return tradeoff_curve(self, fpr, direction, **kwargs)
+        (:func:`sampledprv.core.tradeoff.tradeoff_curve`)."""
+        return _tradeoff_module().tradeoff_curve(self, fpr, direction, **kwargs)
 
     def gdp_mu(self, **kwargs: Any) -> Any:
         """Certified bracket on the mu-GDP parameter and the best-fit mu
-        (:func:`sampledprv.tradeoff.gdp_mu`)."""
-        from .tradeoff import gdp_mu  # noqa: PLC0415
-        return gdp_mu(self, **kwargs)
+        (:func:`sampledprv.core.tradeoff.gdp_mu`)."""
+        return _tradeoff_module().gdp_mu(self, **kwargs)
+
+
+def _tradeoff_module() -> Any:
+    """:mod:`sampledprv.core.tradeoff`, imported on first use (it needs SciPy; the contract
+    stays import-light)."""
+    from . import tradeoff  # noqa: PLC0415
+    return tradeoff

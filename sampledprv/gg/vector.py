@@ -263,7 +263,7 @@ class VectorGGAccountant(PrivacyAccountant):
 
     def tradeoff_lower_sources(self) -> list:
         """Accountants whose lower ends each bound the profile of one attained pair (the
-        PLDs of the spread vectors; sampledprv/tradeoff.py takes the best lower trade-off
+        PLDs of the spread vectors; sampledprv/core/tradeoff.py takes the best lower trade-off
         curve over them, and the upper ends from this accountant)."""
         if not self._needs_rdp():
             return [self]

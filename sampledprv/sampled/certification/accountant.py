@@ -529,7 +529,7 @@ class SampledAccountant(PrivacyAccountant):
             "stochastic-dominance envelopes, Clopper-Pearson union bound, exact FFT "
             "composition"), det)
 
-    # ---- trade-off curves (sampledprv/tradeoff.py) ---------------------------------------
+    # ---- trade-off curves (sampledprv/core/tradeoff.py) ---------------------------------------
     def tradeoff_simultaneous(self) -> bool:
         """True with ``certify="envelope"``: every ``delta`` query reads the same
         stochastic-dominance envelopes of the same histograms, which hold for every

@@ -437,11 +437,6 @@ class TradeoffCurve:
         up_neg = np.minimum(1.0, -np.expm1(neg) + np.exp(neg) * up[pos][::-1])
         return np.concatenate([neg, xs]), np.concatenate([up_neg, up])
 
-    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
-        """Plot the band (:func:`sampledprv.plotting_tradeoff.plot_tradeoff`)."""
-        from .plotting_tradeoff import plot_tradeoff  # noqa: PLC0415 - matplotlib is optional
-        return plot_tradeoff(self, ax=ax, **kwargs)
-
 
 def _default_grid(points: int) -> np.ndarray:
     z = np.linspace(-5.0, 5.0, points)

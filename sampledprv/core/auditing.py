@@ -43,6 +43,8 @@ import numpy as np
 from scipy import stats
 from scipy.optimize import brentq
 
+from .tradeoff import tradeoff_curve
+
 __all__ = ["Audit", "AuditPoint", "AuditResult", "audit", "clopper_pearson", "load_scores",
            "one_run_p_value"]
 
@@ -316,7 +318,6 @@ class Audit:
     def _curve(self) -> Any:
         if self.curve is not None:
             return self.curve
-        from .tradeoff import tradeoff_curve  # noqa: PLC0415 - scipy-heavy, on use
         return tradeoff_curve(self.accountant, None, self.direction)
 
     def _certified(self) -> Tuple[float, float]:
