@@ -78,8 +78,7 @@ def gaussian_mu_pair(mu: float):
 
 
 def _numba(spec: Gaussian):
-    from ..sampled.draws._mechloss import KIND_GAUSS
-    return KIND_GAUSS, [spec.mu]
+    return "gaussian", [spec.mu]
 
 
 def gaussian_numpy_losses(mu: float):

@@ -77,8 +77,7 @@ def laplace_eps_pair(eps: float):
 
 
 def _numba(spec: Laplace):
-    from ..sampled.draws._mechloss import KIND_LAPLACE
-    return KIND_LAPLACE, [spec.sensitivity / spec.scale]
+    return "laplace", [spec.sensitivity / spec.scale]
 
 
 def _numpy(spec: Laplace):

@@ -64,8 +64,7 @@ def two_point_pair(eps: float, p: float, delta: float):
 
 
 def two_point_numba(eps: float, p: float, delta: float):
-    from ..sampled.draws._mechloss import KIND_DISCRETE
-    return KIND_DISCRETE, [eps, p, delta]
+    return "two_point", [eps, p, delta]
 
 
 def two_point_numpy_losses(eps: float, p: float, dlt: float):

@@ -103,9 +103,12 @@ class Family:
     loss_pair : callable ``spec -> (law under P0, law under Q0)``
         Exact laws of :math:`\ell = \log p_0/q_0` as
         :class:`~sampledprv.prv.LossDistribution` objects.
-    numba_source : callable ``spec -> (kind code, params)``, optional
-        Encoding of the canonical pair for the fused kernel
-        :func:`sampledprv.sampled.draws._mechloss.builtin_fill`.
+    numba_source : callable ``spec -> (sampler kind, params)``, optional
+        The canonical pair for the fused sampling kernels: the name of a sampler kind
+        (``"gaussian"`` ``[mu]``, ``"laplace"`` ``[D/b]``, ``"gg"`` ``[D/s, beta]``,
+        ``"two_point"`` ``[eps, p, delta]``, ``"table"`` ``[n, values, cdf under P0,
+        cdf under Q0]``; see :mod:`sampledprv.sampled.draws._mechloss`) and its
+        parameters.  The kernel of a kind compiles on first use of that kind only.
     numpy_losses : callable ``spec -> (sample under P0, sample under Q0)``, optional
         ``f(rng, n)`` samplers of :math:`\ell` under :math:`P_0` and :math:`Q_0`.
     for_relation : callable ``(spec, relation) -> spec``
@@ -122,7 +125,7 @@ class Family:
     name: str
     types: Tuple[type, ...]
     loss_pair: Callable[[Any], Tuple[Any, Any]]
-    numba_source: Optional[Callable[[Any], Tuple[float, list]]] = None
+    numba_source: Optional[Callable[[Any], Tuple[str, list]]] = None
     numpy_losses: Optional[Callable[[Any], Tuple[Callable, Callable]]] = None
     for_relation: Callable[[Any, NeighbouringRelation], Mechanism] = _no_relation
     cli: Tuple[CliKind, ...] = ()
