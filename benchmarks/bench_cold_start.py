@@ -35,18 +35,20 @@ CASES = {
 
 CHILD = r"""
 import json, sys, time
-t0 = time.perf_counter()
+def cpu():
+    return time.process_time()
+t0, c0 = time.perf_counter(), cpu()
 import sampledprv as sp
-t1 = time.perf_counter()
+t1, c1 = time.perf_counter(), cpu()
 mech = {mech}
 acc = sp.SampledAccountant(n_samples={n}, progress=False)
 iv = acc.compose(mech, count={count}).epsilon(delta=1e-5)
-t2 = time.perf_counter()
+t2, c2 = time.perf_counter(), cpu()
 iv2 = sp.SampledAccountant(n_samples={n}, progress=False).compose(mech, count={count}) \
     .epsilon(delta=1e-5)
-t3 = time.perf_counter()
-print(json.dumps(dict(imp=t1 - t0, call=t2 - t1, again=t3 - t2,
-                      lo=float(iv.lower), hi=float(iv.upper))))
+t3, c3 = time.perf_counter(), cpu()
+print(json.dumps(dict(imp=t1 - t0, call=t2 - t1, again=t3 - t2, call_cpu=c2 - c1,
+                      again_cpu=c3 - c2, lo=float(iv.lower), hi=float(iv.upper))))
 """
 
 
@@ -79,7 +81,8 @@ def main() -> None:
     args = ap.parse_args()
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical cores; load before: {_load()}")
     print(f"{'case':6s} {'import':>7s} {'cold':>7s} {'warm':>7s} {'hot':>7s} "
-          f"{'cold-warm':>9s}  interval (cold == warm?)")
+          f"{'cold-warm':>9s} | CPU s: {'cold':>6s} {'warm':>6s} {'cold-warm':>9s}  "
+          "interval (cold == warm?)")
     for name in args.cases.split(","):
         mech, count = CASES[name]
         code = CHILD.format(mech=mech, n=args.n_samples, count=count)
@@ -88,11 +91,13 @@ def main() -> None:
             warm = _run(code, cache)
         same = (cold["lo"], cold["hi"]) == (warm["lo"], warm["hi"])
         print(f"{name:6s} {warm['imp']:7.2f} {cold['call']:7.2f} {warm['call']:7.2f} "
-              f"{warm['again']:7.2f} {cold['call'] - warm['call']:9.2f}  "
+              f"{warm['again']:7.2f} {cold['call'] - warm['call']:9.2f} |        "
+              f"{cold['call_cpu']:6.2f} {warm['call_cpu']:6.2f} "
+              f"{cold['call_cpu'] - warm['call_cpu']:9.2f}  "
               f"[{cold['lo']:.6f}, {cold['hi']:.6f}] ({'same' if same else 'DIFFERENT'})",
               flush=True)
     print(f"load after: {_load()}")
-    print("seconds; cold = first call in a fresh process with an empty NUMBA_CACHE_DIR, "
+    print("seconds (wall, then CPU of all threads of the process); cold = first call in a fresh process with an empty NUMBA_CACHE_DIR, "
           "warm = same call in a second fresh process on that cache, hot = the call "
           "repeated in the warm process")
 
