@@ -121,3 +121,16 @@ def test_clopper_pearson_chunks_are_bit_identical():
     want_low = np.zeros_like(k)
     want_low[m] = stats.beta.ppf(a, k[m], n - k[m] + 1.0)
     assert np.array_equal(up, want_up) and np.array_equal(low, want_low)
+
+
+def test_calibrate_progress_bar(capsys):
+    res = sp.calibrate(lambda s: sp.Gaussian(s), count=3, epsilon=2.0, delta=1e-5,
+                       progress=True)
+    err = capsys.readouterr().err
+    assert "calibrate" in err and "evaluation" in err
+    assert res.interval.upper <= 2.0
+    sp.calibrate(lambda s: sp.Gaussian(s), count=3, epsilon=2.0, delta=1e-5)
+    assert capsys.readouterr().err == ""          # automatic: no terminal, no bar
+    with pytest.raises(ValueError, match="progress"):
+        sp.calibrate(lambda s: sp.Gaussian(s), count=3, epsilon=2.0, delta=1e-5,
+                     progress="yes")
