@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Dict
 
 from .. import _validation as v
+from ._outward import up
 from .base import doubled_under_substitution, Mechanism
 from .registry import CliKind, Family, register
 
@@ -88,6 +89,11 @@ def gaussian_numpy_losses(mu: float):
 
 
 
+def gaussian_renyi(spec: Gaussian, order: float, direction: str) -> float:
+    r""":math:`D_\alpha = \alpha\mu^2/2` in both directions (exact)."""
+    return up(order * spec.mu ** 2 / 2.0)
+
+
 def _build(p: Dict[str, Any]) -> Gaussian:
     return Gaussian(p["sigma"], p.get("sensitivity", 1.0))
 
@@ -115,4 +121,5 @@ FAMILY = register(Family(
                  aliases=("gauss", "normal")),),
     format=_format,
     relations_note="substitution doubles the sensitivity",
-    extras={"shift_family": True}))
+    extras={"shift_family": True},
+    renyi=gaussian_renyi))

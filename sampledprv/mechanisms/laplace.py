@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Dict
 
 from .. import _validation as v
+import math
+
+from ._outward import up
 from .base import doubled_under_substitution, Mechanism
 from .gaussian import _g, _sens
 from .registry import CliKind, Family, register
@@ -86,6 +89,18 @@ def _numpy(spec: Laplace):
 
 
 
+def laplace_renyi(spec: Laplace, order: float, direction: str) -> float:
+    r""":math:`\frac{1}{\alpha-1}\log\big(\frac{\alpha}{2\alpha-1}e^{(\alpha-1)\varepsilon}
+    + \frac{\alpha-1}{2\alpha-1}e^{-\alpha\varepsilon}\big)`, :math:`\varepsilon = \Delta/b`,
+    both directions (exact; Mironov 2017, "Renyi differential privacy", Table II)."""
+    eps, a = spec.epsilon, order
+    x = math.log(a / (2.0 * a - 1.0)) + (a - 1.0) * eps
+    y = math.log((a - 1.0) / (2.0 * a - 1.0)) - a * eps
+    top = max(x, y)
+    return up(max(0.0, top + math.log1p(math.exp(min(x, y) - top))) / (a - 1.0),
+              (a * eps + 1.0) / (a - 1.0))
+
+
 def _build(p: Dict[str, Any]) -> Laplace:
     return Laplace(p["scale"], p.get("sensitivity", 1.0))
 
@@ -103,4 +118,5 @@ FAMILY = register(Family(
                  aliases=("lap",)),),
     format=_format,
     relations_note="substitution doubles the sensitivity",
-    extras={"shift_family": True}))
+    extras={"shift_family": True},
+    renyi=laplace_renyi))

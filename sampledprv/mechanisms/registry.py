@@ -120,6 +120,15 @@ class Family:
         The mechanism string of a spec (inverse of the CLI parse).
     relations_note : str
         One line on the relation convention, for docs and error messages.
+    renyi : callable ``(spec, order, direction) -> float``, optional
+        A certified upper bound on the Renyi divergence of order ``order > 1`` of the
+        canonical pair: :math:`D_\alpha(P_0\|Q_0)` for ``"remove"``,
+        :math:`D_\alpha(Q_0\|P_0)` for ``"add"`` (rounded outward,
+        :mod:`._outward`; ``inf`` when infinite); raises :class:`ValueError` for a spec
+        it cannot bound.  :func:`sampledprv.rdp.renyi_divergence` dispatches to it.
+    renyi_costly : bool
+        The bound is expensive (quadrature): the subsampling sums of
+        :mod:`sampledprv.rdp` evaluate it at anchor orders only and interpolate by chords.
     """
 
     name: str
@@ -132,6 +141,8 @@ class Family:
     format: Optional[Callable[[Any], str]] = None
     relations_note: str = ""
     extras: Mapping[str, Any] = field(default_factory=dict)
+    renyi: Optional[Callable[[Any, float, str], float]] = None
+    renyi_costly: bool = False
 
 
 _FAMILIES: Dict[str, Family] = {}
