@@ -51,19 +51,21 @@ than one coordinate (see :mod:`sampledprv.gg_dimension`).  ``GGNMax`` is sampled
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from numba import njit
 
 from ... import mechanisms as M
+from ...mechanisms.additive import AdditiveNoise
 from ...mechanisms.base import Direction, as_direction
 from ...mechanisms.registry import family_of
-from .rng import exponential, normal, random_sign, uniform, uniform_aux
+from .rng import exponential, normal, random_sign, uniform, uniform_aux, uniform_open
 from ._ggblock import gg_loss_block
 from .samplers import gg_draw, gg_setup, pow_code, subsampled_loss
 
-__all__ = ["builtin_params", "builtin_source", "kind_fill", "SAMPLER_KINDS", "KIND_CODES"]
+__all__ = ["builtin_params", "builtin_source", "kind_fill", "kind_of_fill", "SAMPLER_KINDS",
+           "KIND_CODES"]
 
 #: sampler kind -> the code stored in ``params[0]`` (kept from the single-fill layout)
 KIND_CODES: Dict[str, float] = {"gaussian": 0.0, "laplace": 1.0, "gg": 2.0,
@@ -93,6 +95,9 @@ def _base(mech: M.Mechanism) -> Tuple[str, List[float]]:
     if fam is None or fam.numba_source is None:
         raise TypeError(f"no built-in privacy-loss sampler for {mech!r}")
     kind, kp = fam.numba_source(mech)
+    if isinstance(kind, AdditiveNoise):
+        _additive_fill(kind)
+        return kind.name, [float(x) for x in kp]
     if kind not in KIND_CODES:
         raise ValueError(f"{fam.name}.numba_source returned the sampler kind {kind!r}; "
                          f"known kinds: {sorted(KIND_CODES)}")
@@ -123,7 +128,8 @@ def builtin_source(mech: M.Mechanism, direction: str) -> Tuple[str, np.ndarray]:
         mode = MODE_SUB_REMOVE if remove else MODE_SUB_ADD
     else:
         mode = MODE_REMOVE if remove else MODE_ADD
-    return kind, np.array([KIND_CODES[kind], mode, q, 0.0, 0.0, 0.0] + kp, dtype=np.float64)
+    return kind, np.array([KIND_CODES.get(kind, _ADDITIVE_CODE), mode, q, 0.0, 0.0, 0.0] + kp,
+                          dtype=np.float64)
 
 
 def builtin_params(mech: M.Mechanism, direction: str) -> np.ndarray:
@@ -160,7 +166,8 @@ def _symmetrized_params(pair: object) -> Tuple[str, np.ndarray]:
     if not (a > 0.0 and a + b <= 1.0 + 1e-12):
         raise ValueError(f"{pair!r}: the masses P*(l > 0) = {a!r} and Q*(l > 0) = {b!r} do "
                          "not define a law")
-    return kind, np.array([KIND_CODES[kind], MODE_SYM, q, a, b, 0.0] + kp, dtype=np.float64)
+    return kind, np.array([KIND_CODES.get(kind, _ADDITIVE_CODE), MODE_SYM, q, a, b, 0.0] + kp,
+                          dtype=np.float64)
 
 
 # ---- one privacy loss of the canonical pair, per kind: loss(state, prm, from_p) ----------
@@ -326,6 +333,50 @@ SAMPLER_KINDS: Dict[str, Callable] = {
     "two_point": make_fill(_loss_two_point),
     "table": make_fill(_loss_table),
 }
+
+
+_ADDITIVE_CODE = 5.0      #: ``params[0]`` of additive-noise kinds (not read by the fills)
+_ADDITIVE: Dict[str, AdditiveNoise] = {}
+
+
+def _additive_fill(noise: AdditiveNoise) -> Callable:
+    r"""The fill of an additive-noise family (:mod:`sampledprv.mechanisms.additive`),
+    made on first use and registered as the sampler kind ``noise.name``.
+
+    With :math:`d` = ``params[6]`` and :math:`z` = ``ppf(U)``, :math:`U` uniform on
+    :math:`(0, 1)`: from :math:`P_0` the loss is :math:`\log f(z) - \log f(z - d)`; from
+    :math:`Q_0` (output :math:`z + d`) it is :math:`\log f(z + d) - \log f(z)`.
+    """
+    known = _ADDITIVE.get(noise.name)
+    if known is not None:
+        if known != noise:
+            raise ValueError(f"two additive noises are named {noise.name!r}")
+        return SAMPLER_KINDS[noise.name]
+    if noise.name in SAMPLER_KINDS:
+        raise ValueError(f"additive noise name {noise.name!r} is a built-in sampler kind")
+    logpdf = njit(inline="always")(noise.logpdf)
+    ppf = njit(inline="always")(noise.ppf)
+
+    @njit(inline="always")
+    def loss(state, prm, from_p):  # pragma: no cover - numba
+        d = prm[_HEAD]
+        z = ppf(uniform_open(state))
+        if from_p:
+            return logpdf(z) - logpdf(z - d)
+        return logpdf(z + d) - logpdf(z)
+
+    fill = make_fill(loss)
+    _ADDITIVE[noise.name] = noise
+    SAMPLER_KINDS[noise.name] = fill
+    return fill
+
+
+def kind_of_fill(fill: Callable) -> Optional[str]:
+    """The sampler kind whose fill is ``fill`` (``None`` for a user's fill)."""
+    for k, f in SAMPLER_KINDS.items():
+        if f is fill:
+            return k
+    return None
 
 
 def kind_fill(kind: str) -> Callable:

@@ -29,6 +29,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ... import mechanisms as M
+from ...mechanisms.additive import AdditiveNoise
 from ...mechanisms.registry import family_of
 
 __all__ = ["TorchLogDensityPair", "torch_loss_sampler", "require_torch", "default_device"]
@@ -138,6 +139,8 @@ def _base_params(mech: Any) -> tuple[str, float, float]:
     except TypeError:
         fam = None
     src = None if fam is None or fam.numba_source is None else fam.numba_source(mech)
+    if src is not None and isinstance(src[0], AdditiveNoise):
+        return "additive", float(src[1][0]), src[0]           # type: ignore[return-value]
     if src is None or src[0] not in _TORCH_KINDS:
         raise ValueError(f"backend='torch' samples Gaussian, Laplace, GeneralizedGaussian, "
                          "GGNMax (and any family whose sampler kind is gaussian, laplace or "
@@ -174,6 +177,13 @@ def torch_loss_sampler(mechanism: Any, direction: str) -> Callable:
         """:math:`\\ell = \\log p_0/q_0` at an output from P0 or Q0 (``from_p``: a bool
         or a boolean tensor)."""
         dev = gen.device
+        if kind == "additive":       # inverse CDF of a uniform on (0, 1); beta is the noise
+            u = torch.rand(size, generator=gen, device=dev, dtype=f64)
+            u = torch.where(u > 0.0, u, torch.full_like(u, 2.0 ** -54))
+            z = beta.ppf_xp(u, torch)
+            lp = beta.logpdf_xp
+            return pick(from_p, lambda: lp(z, torch) - lp(z - d, torch),
+                        lambda: lp(z + d, torch) - lp(z, torch))
         if kind == "gauss":
             z = torch.randn(size, generator=gen, device=dev, dtype=f64)
             # P0: mu(mu/2 - z); Q0: -mu(mu/2 + z)

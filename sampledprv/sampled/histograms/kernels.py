@@ -82,7 +82,7 @@ from numba.core.registry import CPUDispatcher
 
 from ... import mechanisms as M
 from ._compile_notice import compiling
-from ..draws._mechloss import SAMPLER_KINDS, builtin_source, kind_fill
+from ..draws._mechloss import builtin_source, kind_fill, kind_of_fill
 from ..draws.hooks import LOSS_SAMPLER, find_hook
 from ..draws.rng import seed_states
 from ._binning import _ABOVE, _BELOW, _NAN, _NEG, _POS, _bin_index, _count, bin_losses
@@ -197,13 +197,10 @@ def _builtin_kernel(kind: str, parallel: bool = True) -> Callable:
 @lru_cache(maxsize=None)
 def _chunk_kernel(fill: Callable, parallel: bool = True) -> Callable:
     """The kernel of a user ``fill(state, params, out)`` (compiled once per process)."""
-    kind = _KIND_OF_FILL.get(fill)
+    kind = kind_of_fill(fill)
     if kind is not None:
         return _builtin_kernel(kind, parallel)
     return _specialize(fill, parallel, None)
-
-
-_KIND_OF_FILL = {f: k for k, f in SAMPLER_KINDS.items()}
 
 
 @lru_cache(maxsize=None)
@@ -328,7 +325,7 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
     hist = np.zeros((n_threads, bins), dtype=np.int64)
     extra = np.zeros((n_threads, 5), dtype=np.int64)
     kernel = _chunk_kernel(fill, n_threads > 1)
-    kind = _KIND_OF_FILL.get(fill)
+    kind = kind_of_fill(fill)
     what = (f"the {kind} sampling kernel" if kind is not None
             else f"the sampling kernel of {type(mechanism).__name__}")
     notice = compiling(kernel, what, kind or "user", cached=kind is not None,
