@@ -107,8 +107,10 @@ class Family:
         The canonical pair for the fused sampling kernels: the name of a sampler kind
         (``"gaussian"`` ``[mu]``, ``"laplace"`` ``[D/b]``, ``"gg"`` ``[D/s, beta]``,
         ``"two_point"`` ``[eps, p, delta]``, ``"table"`` ``[n, values, cdf under P0,
-        cdf under Q0]``; see :mod:`sampledprv.sampled.draws._mechloss`) and its
-        parameters.  The kernel of a kind compiles on first use of that kind only.
+        cdf under Q0]``; see :mod:`sampledprv.sampled.draws._mechloss`), or an
+        :class:`~.additive.AdditiveNoise` with ``[D/s]``, and its parameters.  The kernel
+        of a kind compiles on first use of that kind only.  The torch backend reads the
+        same kinds.
     numpy_losses : callable ``spec -> (sample under P0, sample under Q0)``, optional
         ``f(rng, n)`` samplers of :math:`\ell` under :math:`P_0` and :math:`Q_0`.
     for_relation : callable ``(spec, relation) -> spec``

@@ -5,8 +5,9 @@ built by :func:`builtin_params` from a spec and a direction, and ``fill(state, p
 out)`` writes ``len(out)`` i.i.d. privacy-loss samples.  Each family's
 ``numba_source`` hook (:mod:`sampledprv.mechanisms.registry`) names the *sampler kind*
 of its canonical pair (a string: ``"gaussian"``, ``"laplace"``, ``"gg"``,
-``"two_point"``, ``"table"``) and gives its parameters; :func:`kind_fill` returns the
-fill of that kind only.  Each fill is its own function, so the kernel that calls it
+``"two_point"``, ``"table"``, or an :class:`~sampledprv.mechanisms.additive.AdditiveNoise`
+description, whose fill :func:`_additive_fill` makes on first use) and gives its
+parameters; :func:`kind_fill` returns the fill of that kind only.  Each fill is its own function, so the kernel that calls it
 compiles (and is cached on disk) per kind: a process that samples Gaussians never
 compiles the Generalized Gaussian block sampler (cold start, issue 24).  The random
 numbers each kind consumes are those of the former single fill (one branch of it), so
