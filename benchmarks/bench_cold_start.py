@@ -12,6 +12,7 @@ apart), the cold - warm difference (issue 24: at most 10 s on a 2-core machine),
 model and the load average before and after.  Usage::
 
     python benchmarks/bench_cold_start.py [--n-samples 1000000] [--cases gauss,gg]
+        [--tree PATH]       # baseline: git archive <old commit> sampledprv | tar -x -C PATH
 """
 
 from __future__ import annotations
@@ -59,9 +60,8 @@ def _load() -> str:
         return "n/a"
 
 
-def _run(code: str, cache: str) -> dict:
+def _run(code: str, cache: str, root: str) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-    root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     t = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
@@ -78,7 +78,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-samples", type=int, default=10**6)
     ap.add_argument("--cases", default="gauss,gg")
+    ap.add_argument("--tree", default=str(Path(__file__).resolve().parents[1]),
+                    help="source tree to import sampledprv from (e.g. an export of an "
+                         "older commit, for a baseline)")
     args = ap.parse_args()
+    print(f"sampledprv from {args.tree}")
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical cores; load before: {_load()}")
     print(f"{'case':6s} {'import':>7s} {'cold':>7s} {'warm':>7s} {'hot':>7s} "
           f"{'cold-warm':>9s} | CPU s: {'cold':>6s} {'warm':>6s} {'cold-warm':>9s}  "
@@ -87,8 +91,8 @@ def main() -> None:
         mech, count = CASES[name]
         code = CHILD.format(mech=mech, n=args.n_samples, count=count)
         with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
-            cold = _run(code, cache)
-            warm = _run(code, cache)
+            cold = _run(code, cache, args.tree)
+            warm = _run(code, cache, args.tree)
         same = (cold["lo"], cold["hi"]) == (warm["lo"], warm["hi"])
         print(f"{name:6s} {warm['imp']:7.2f} {cold['call']:7.2f} {warm['call']:7.2f} "
               f"{warm['again']:7.2f} {cold['call'] - warm['call']:9.2f} |        "
