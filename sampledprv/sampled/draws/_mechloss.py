@@ -273,16 +273,18 @@ def _fast_gg(state, prm, out):  # pragma: no cover - numba
     return True
 
 
-def make_fill(loss: Callable, fast: Callable = _fast_none) -> Callable:
+def make_fill(loss: Callable, fast: Callable = _fast_none, generic: bool = True) -> Callable:
     r"""The fill ``fill(state, prm, out)`` of a sampler kind, for every mode.
 
     ``loss(state, prm, from_p)`` draws one privacy loss :math:`\ell(x)` of the canonical
     pair with :math:`x \sim P_0` (``from_p``) or :math:`Q_0`; ``fast(state, prm, out)``
-    may fill ``out`` itself for some modes (returning ``True``).  The modes are those of
-    the module docstring; the mode branches are constant over a run (perfectly
-    predicted).
+    may fill ``out`` itself for some modes (returning ``True``); with ``generic=False``
+    it fills every mode but the symmetrized one, and the per-draw loop is not compiled.
+    The modes are those of the module docstring; the mode branches are constant over a
+    run (perfectly predicted).  The symmetrized mode calls its conditioned draw rather
+    than inlining it: one compiled copy of ``loss`` there, not two (compile time).
     """
-    @njit(inline="always")
+    @njit
     def positive_member_loss(state, prm, q, mixed):  # pragma: no cover - numba
         r"""A draw of :math:`\ell_q(x)` conditioned on ``> 0``: ``x`` from the member's
         ``P*`` (``mixed``) or ``Q*``."""
@@ -292,21 +294,35 @@ def make_fill(loss: Callable, fast: Callable = _fast_none) -> Callable:
             if y > 0.0:
                 return y
 
+    @njit(inline="always")
+    def symmetrized(state, prm, out):  # pragma: no cover - numba
+        q = prm[2]
+        a = prm[3]
+        b = prm[4]
+        for i in range(out.shape[0]):
+            u = uniform(state)
+            if u < a:
+                out[i] = positive_member_loss(state, prm, q, True)
+            elif u < a + b:
+                out[i] = -positive_member_loss(state, prm, q, False)
+            else:
+                out[i] = 0.0
+
+    if not generic:
+        @njit
+        def fill_fast(state, prm, out):  # pragma: no cover - numba
+            if prm[1] == MODE_SYM:
+                symmetrized(state, prm, out)
+                return
+            fast(state, prm, out)
+        return fill_fast
+
     @njit
     def fill(state, prm, out):  # pragma: no cover - numba
         mode = prm[1]
         q = prm[2]
         if mode == MODE_SYM:
-            a = prm[3]
-            b = prm[4]
-            for i in range(out.shape[0]):
-                u = uniform(state)
-                if u < a:
-                    out[i] = positive_member_loss(state, prm, q, True)
-                elif u < a + b:
-                    out[i] = -positive_member_loss(state, prm, q, False)
-                else:
-                    out[i] = 0.0
+            symmetrized(state, prm, out)
             return
         if fast(state, prm, out):
             return
@@ -330,7 +346,7 @@ def make_fill(loss: Callable, fast: Callable = _fast_none) -> Callable:
 SAMPLER_KINDS: Dict[str, Callable] = {
     "gaussian": make_fill(_loss_gaussian, _fast_gaussian),
     "laplace": make_fill(_loss_laplace, _fast_laplace),
-    "gg": make_fill(_loss_gg, _fast_gg),
+    "gg": make_fill(_loss_gg, _fast_gg, generic=False),   # the block path: every mode
     "two_point": make_fill(_loss_two_point),
     "table": make_fill(_loss_table),
 }
