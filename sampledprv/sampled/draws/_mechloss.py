@@ -222,8 +222,10 @@ def _loss_table(state, prm, from_p):  # pragma: no cover - numba
     return prm[vals + lo]
 
 
-@njit(inline="always")
+@njit(cache=True)
 def _loss_gg(state, prm, from_p):  # pragma: no cover - numba
+    # a call, not inlined: only the symmetrized mode draws one GG loss at a time, and the
+    # rejection sampler is large (compiled once and cached on its own)
     d = prm[_HEAD]
     o = _HEAD + 1
     y, yb = gg_draw(state, prm, o)
