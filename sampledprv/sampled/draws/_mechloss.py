@@ -303,10 +303,11 @@ def make_fill(loss: Callable, fast: Callable = _fast_none, generic: bool = True)
         b = prm[4]
         for i in range(out.shape[0]):
             u = uniform(state)
-            if u < a:
-                out[i] = positive_member_loss(state, prm, q, True)
+            first = u < a       # a run-time bool: one compiled signature, not two literals
+            if first:
+                out[i] = positive_member_loss(state, prm, q, first)
             elif u < a + b:
-                out[i] = -positive_member_loss(state, prm, q, False)
+                out[i] = -positive_member_loss(state, prm, q, first)
             else:
                 out[i] = 0.0
 
