@@ -27,12 +27,12 @@ from typing import Any, Iterator, Optional
 __all__ = ["will_compile", "announce_compile", "compiling", "estimate_seconds",
            "COMPILE_CPU_S"]
 
-#: CPU seconds to compile one sampling kernel (parallel kernel, fill inlined) on one
-#: free core of the reference machine (2-core Intel Xeon, Numba 0.68), per sampler kind;
-#: ``"user"`` for a kernel around a user fill (plus the user's own code).  Measured with
-#: ``benchmarks/bench_cold_start.py --per-kind``.
-COMPILE_CPU_S = {"gaussian": 6.0, "laplace": 6.0, "gg": 12.0, "two_point": 6.0,
-                 "table": 6.0, "user": 6.0}
+#: CPU seconds to compile one sampling kernel (and the samplers it calls) on one core
+#: of the reference machine (2-core Intel Xeon, Numba 0.68), per sampler kind (the
+#: CPU-time columns of ``benchmarks/bench_cold_start.py``); ``"user"`` (also used for
+#: additive-noise families) for a kernel around a user fill.
+COMPILE_CPU_S = {"gaussian": 5.0, "laplace": 5.0, "gg": 25.0, "two_point": 5.0,
+                 "table": 5.0, "user": 5.0}
 
 _announced: set[int] = set()
 
