@@ -167,8 +167,8 @@ def _symmetrized_params(pair: object) -> Tuple[str, np.ndarray]:
     if not (a > 0.0 and a + b <= 1.0 + 1e-12):
         raise ValueError(f"{pair!r}: the masses P*(l > 0) = {a!r} and Q*(l > 0) = {b!r} do "
                          "not define a law")
-    return kind, np.array([KIND_CODES.get(kind, _ADDITIVE_CODE), MODE_SYM, q, a, b, 0.0] + kp,
-                          dtype=np.float64)
+    return kind + "_sym", np.array([KIND_CODES.get(kind, _ADDITIVE_CODE), MODE_SYM, q, a, b,
+                                    0.0] + kp, dtype=np.float64)
 
 
 # ---- one privacy loss of the canonical pair, per kind: loss(state, prm, from_p) ----------
@@ -275,16 +275,18 @@ def _fast_gg(state, prm, out):  # pragma: no cover - numba
     return True
 
 
-def make_fill(loss: Callable, fast: Callable = _fast_none, generic: bool = True) -> Callable:
-    r"""The fill ``fill(state, prm, out)`` of a sampler kind, for every mode.
+def make_fill(loss: Callable, fast: Callable = _fast_none,
+              generic: bool = True) -> Tuple[Callable, Callable]:
+    r"""The fills ``(fill, fill_sym)`` of a sampler kind: ``fill(state, prm, out)`` for the
+    remove, add and subsampled modes, ``fill_sym`` for the symmetrized mode.
 
     ``loss(state, prm, from_p)`` draws one privacy loss :math:`\ell(x)` of the canonical
     pair with :math:`x \sim P_0` (``from_p``) or :math:`Q_0`; ``fast(state, prm, out)``
     may fill ``out`` itself for some modes (returning ``True``); with ``generic=False``
-    it fills every mode but the symmetrized one, and the per-draw loop is not compiled.
-    The modes are those of the module docstring; the mode branches are constant over a
-    run (perfectly predicted).  The symmetrized mode calls its conditioned draw rather
-    than inlining it: one compiled copy of ``loss`` there, not two (compile time).
+    it fills every mode, and the per-draw loop is not compiled.  The mode branches are
+    constant over a run (perfectly predicted).  The symmetrized mode (fixed-size batches
+    under substitution, rare) is a kind of its own (``<kind>_sym``), so the common
+    kernels do not compile it: compile time is what a cold start pays.
     """
     @njit
     def positive_member_loss(state, prm, q, mixed):  # pragma: no cover - numba
@@ -296,8 +298,8 @@ def make_fill(loss: Callable, fast: Callable = _fast_none, generic: bool = True)
             if y > 0.0:
                 return y
 
-    @njit(inline="always")
-    def symmetrized(state, prm, out):  # pragma: no cover - numba
+    @njit
+    def fill_sym(state, prm, out):  # pragma: no cover - numba
         q = prm[2]
         a = prm[3]
         b = prm[4]
@@ -314,21 +316,15 @@ def make_fill(loss: Callable, fast: Callable = _fast_none, generic: bool = True)
     if not generic:
         @njit
         def fill_fast(state, prm, out):  # pragma: no cover - numba
-            if prm[1] == MODE_SYM:
-                symmetrized(state, prm, out)
-                return
             fast(state, prm, out)
-        return fill_fast
+        return fill_fast, fill_sym
 
     @njit
     def fill(state, prm, out):  # pragma: no cover - numba
-        mode = prm[1]
-        q = prm[2]
-        if mode == MODE_SYM:
-            symmetrized(state, prm, out)
-            return
         if fast(state, prm, out):
             return
+        mode = prm[1]
+        q = prm[2]
         sub = mode >= MODE_SUB_REMOVE
         negate = mode == MODE_ADD or mode == MODE_SUB_ADD
         mix = mode == MODE_SUB_REMOVE
@@ -342,17 +338,25 @@ def make_fill(loss: Callable, fast: Callable = _fast_none, generic: bool = True)
                 y = subsampled_loss(y, q)
             out[i] = -y if negate else y
 
-    return fill
+    return fill, fill_sym
+
+
+def _with_sym(kinds: Dict[str, Tuple[Callable, Callable]]) -> Dict[str, Callable]:
+    out: Dict[str, Callable] = {}
+    for k, (fill, fill_sym) in kinds.items():
+        out[k] = fill
+        out[k + "_sym"] = fill_sym
+    return out
 
 
 #: sampler kind -> its fill (each compiled on first use, with its kernel)
-SAMPLER_KINDS: Dict[str, Callable] = {
+SAMPLER_KINDS: Dict[str, Callable] = _with_sym({
     "gaussian": make_fill(_loss_gaussian, _fast_gaussian),
     "laplace": make_fill(_loss_laplace, _fast_laplace),
     "gg": make_fill(_loss_gg, _fast_gg, generic=False),   # the block path: every mode
     "two_point": make_fill(_loss_two_point),
     "table": make_fill(_loss_table),
-}
+})
 
 
 _ADDITIVE_CODE = 5.0      #: ``params[0]`` of additive-noise kinds (not read by the fills)
@@ -385,10 +389,10 @@ def _additive_fill(noise: AdditiveNoise) -> Callable:
             return logpdf(z) - logpdf(z - d)
         return logpdf(z + d) - logpdf(z)
 
-    fill = make_fill(loss)
+    fills = _with_sym({noise.name: make_fill(loss)})
     _ADDITIVE[noise.name] = noise
-    SAMPLER_KINDS[noise.name] = fill
-    return fill
+    SAMPLER_KINDS.update(fills)
+    return fills[noise.name]
 
 
 def kind_of_fill(fill: Callable) -> Optional[str]:
