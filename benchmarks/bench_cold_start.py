@@ -62,10 +62,11 @@ def _load() -> str:
 
 def _run(code: str, cache: str, root: str) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = root
     t = time.perf_counter()
+    # cwd = the tree: ``python -c`` puts the working directory first on sys.path
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, check=False)
+                         text=True, check=False, cwd=root)
     wall = time.perf_counter() - t
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-3000:])
