@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Tuple
 
@@ -106,7 +108,7 @@ def _accountant_factory(accountant: Any) -> Callable[[], Any]:
 def calibrate(make_mechanism: Callable[[float], Mechanism], *, count: int, epsilon: float,
               delta: float, accountant: Any = None,
               bracket: Optional[Tuple[float, float]] = None, rtol: float = 1e-3,
-              max_evaluations: int = 80) -> Calibration:
+              max_evaluations: int = 80, progress: Optional[bool] = None) -> Calibration:
     r"""Smallest ``x`` with certified ``epsilon(delta) <= epsilon`` for ``count`` compositions.
 
     Parameters
@@ -134,6 +136,10 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], *, count: int, epsil
         Relative tolerance on ``x`` for the Brent steps.
     max_evaluations : int
         Budget of accountant evaluations.
+    progress : bool or None
+        A tqdm bar on ``stderr`` counting the evaluations (stage, ``x`` and the interval
+        so far).  ``True``/``False`` force it on/off; ``None`` (default) shows it on a
+        terminal once the search has run for more than about 2 s.
 
     Returns
     -------
@@ -154,6 +160,8 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], *, count: int, epsil
                           hint="delta is the failure probability of (epsilon, delta)-DP")
     rtol = v.in_interval("rtol", rtol, 0.0, 0.1, low_open=True, high_open=False)
     max_evaluations = v.positive_int("max_evaluations", max_evaluations)
+    if progress is not None and not isinstance(progress, bool):
+        raise ValueError(f"progress must be True, False or None, got {progress!r}")
     if not callable(make_mechanism):
         raise ValueError("make_mechanism must be a callable x -> mechanism spec, e.g. "
                          "lambda s: sp.GeneralizedGaussian(beta=1.5, scale=s)")
@@ -165,17 +173,72 @@ def calibrate(make_mechanism: Callable[[float], Mechanism], *, count: int, epsil
             raise ValueError(f"bracket must be (lo, hi) with lo < hi, got {bracket!r}")
     ev = _Evaluations(make_mechanism, _accountant_factory(accountant), count, target, delta,
                       max_evaluations, min(_X_MIN, lo), max(_X_MAX, hi))
-    lo, hi = _bracket(ev, lo, hi)                       # 1. bracket the estimate
-    x = _solve_estimate(ev, lo, hi, rtol)               # 2. Brent on the estimate
-    x = _certify(ev, x, rtol)                           # 3. certify the upper bound
+    ev.bar = _SearchProgress(progress, max_evaluations)
+    try:
+        ev.bar.stage = "bracket"
+        lo, hi = _bracket(ev, lo, hi)                   # 1. bracket the estimate
+        ev.bar.stage = "solve"
+        x = _solve_estimate(ev, lo, hi, rtol)           # 2. Brent on the estimate
+        ev.bar.stage = "certify"
+        x = _certify(ev, x, rtol)                       # 3. certify the upper bound
+    finally:
+        ev.bar.close()
     return Calibration(x=x, interval=ev.cache[x], evaluations=len(ev.cache),
                        mechanism=make_mechanism(x), target_epsilon=target, delta=delta,
                        count=count,
                        trace=tuple((k, iv.estimate, iv.upper) for k, iv in ev.cache.items()))
 
 
+class _SearchProgress:
+    """tqdm bar over the accountant evaluations of a search (lazy: opened once the search
+    has run :data:`_AUTO_PROGRESS_S` seconds in automatic mode, on a terminal only)."""
+
+    def __init__(self, mode: Optional[bool], total: int) -> None:
+        self.mode, self.total, self.stage = mode, total, ""
+        self.t0 = time.perf_counter()
+        self.bar: Any = None
+        self.count = 0
+        if mode is None:
+            try:
+                tty = bool(sys.stderr.isatty())
+            except (AttributeError, ValueError):
+                tty = False
+            self.mode = None if tty else False
+        if self.mode is not False:
+            try:
+                from tqdm.auto import tqdm  # noqa: PLC0415 - optional at import time
+            except ImportError:
+                if self.mode:
+                    raise ImportError("progress=True needs the tqdm package: pip install "
+                                      "tqdm (or progress=False)") from None
+                self.mode = False
+                return
+            self._tqdm = tqdm
+
+    def step(self, x: float, iv: Interval) -> None:
+        self.count += 1
+        if self.mode is False:
+            return
+        if self.bar is None and (self.mode or time.perf_counter() - self.t0 > _AUTO_PROGRESS_S):
+            self.bar = self._tqdm(total=self.total, desc="calibrate", unit="evaluation",
+                                  initial=self.count - 1, file=sys.stderr)
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{self.stage}: x={x:.6g}, epsilon in "
+                                     f"[{iv.lower:.4g}, {iv.upper:.4g}]", refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+_AUTO_PROGRESS_S = 2.0
+
+
 class _Evaluations:
     """Memoized accountant evaluations ``x -> epsilon(delta)`` interval of the composition."""
+
+    bar: Optional[_SearchProgress] = None
 
     def __init__(self, make_mechanism: Callable[[float], Any], factory: Callable[[], Any],
                  count: int, target: float, delta: float, max_evaluations: int,
@@ -201,6 +264,8 @@ class _Evaluations:
         result = acc.compose(mech, count=self.count)
         acc = acc if result is None else result
         self.cache[x] = acc.epsilon(delta=self.delta)
+        if self.bar is not None:
+            self.bar.step(x, self.cache[x])
         return self.cache[x]
 
     def estimate(self, x: float) -> float:

@@ -48,21 +48,10 @@ LAYERS: dict[str, int] = {
     "__main__": 7,
 }
 
-#: Cross-layer edges the kernels engineer removes in parallel (issue 23, item 2: the Numba
-#: kind codes and sampler hooks move to the mechanisms).  Listed so that this test passes
-#: on the layout branch; the integrator deletes this allow-list after merging the kernels
-#: branch, and then the test must pass without it.
-PENDING_KERNELS: frozenset[tuple[str, str]] = frozenset({
-    # mechanisms/* import KIND_* codes and numba_source hooks from the fused kernel
-    ("sampledprv.mechanisms._finite", "sampledprv.sampled.draws._mechloss"),
-    ("sampledprv.mechanisms.gaussian", "sampledprv.sampled.draws._mechloss"),
-    ("sampledprv.mechanisms.generalized_gaussian", "sampledprv.sampled.draws._mechloss"),
-    ("sampledprv.mechanisms.generalized_gaussian", "sampledprv.sampled.draws.samplers"),
-    ("sampledprv.mechanisms.laplace", "sampledprv.sampled.draws._mechloss"),
-    ("sampledprv.mechanisms.randomized_response", "sampledprv.sampled.draws._mechloss"),
-    # the symmetrized pair's numpy sampler reuses the numpy histogram path's samplers
-    ("sampledprv.mechanisms.substitution", "sampledprv.sampled.histograms._numpy_histogram"),
-})
+#: Cross-layer edges allowed for now: none.  (The Numba kind codes and sampler hooks that
+#: made mechanisms/* import sampled/draws moved to the mechanisms, issue 23 item 2.)  An
+#: entry here must be justified in the design notes' layout section.
+PENDING_KERNELS: frozenset[tuple[str, str]] = frozenset()
 
 
 def module_name(path: Path) -> str:
@@ -187,10 +176,8 @@ def test_graph_sees_lazy_relative_and_submodule_imports():
     # "from ..core import validation as v" is an edge to the module, not to sampledprv.core
     assert "sampledprv.core.validation" in g["sampledprv.calibration"]
     assert "sampledprv.core" not in g["sampledprv.calibration"]
-    # the allow-list is honoured only when asked for
-    edge = ("sampledprv.mechanisms.gaussian", "sampledprv.sampled.draws._mechloss")
-    assert edge[1] in import_graph(allow=frozenset())[edge[0]]
-    assert edge[1] not in g[edge[0]]
+    # no mechanism module reaches into the sampling kernels any more
+    assert not any(t.startswith("sampledprv.sampled") for t in g["sampledprv.mechanisms.gaussian"])
 
 
 def test_every_part_has_a_layer():

@@ -39,3 +39,20 @@ def test_unstamped_caches_are_purged(tmp_path):
     cache.mkdir()
     (cache / "old.nbi").write_bytes(b"from before the stamps")
     assert purge_stale(root) == 1
+
+
+def test_numba_cache_dir_is_purged_too(tmp_path, monkeypatch):
+    import hashlib
+    import os
+
+    (tmp_path / "src").mkdir()
+    root = _tree(tmp_path / "src")
+    user = tmp_path / "numba-cache"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(user))
+    purge_stale(root)
+    folder = os.path.abspath(root / "a")
+    cache = user / f"a_{hashlib.sha1(folder.encode()).hexdigest()}"
+    assert cache.is_dir()                               # where Numba will cache a/k.py
+    (cache / "k.f-1.py311.nbi").write_bytes(b"compiled")
+    (root / "a" / "k.py").write_text("x = 2\n")
+    assert purge_stale(root) == 1 and not (cache / "k.f-1.py311.nbi").exists()

@@ -11,7 +11,7 @@ from scipy import stats
 
 import sampledprv as sp
 from sampledprv.sampled.draws import rng
-from sampledprv.sampled.draws._mechloss import builtin_fill, builtin_params
+from sampledprv.sampled.draws._mechloss import builtin_source, kind_fill
 from sampledprv.sampled.histograms.histogram import LossHistogram
 from sampledprv.sampled.histograms.kernels import BLOCK, NUM_STREAMS, loss_histogram
 
@@ -271,15 +271,19 @@ def test_progress_bar_runs(capsys):
     assert "draw" in capsys.readouterr().err
 
 
+_GG_FILL = kind_fill("gg")
+
+
 @njit
 def _builtin_wrapper(state, params, out):  # pragma: no cover - numba
-    builtin_fill(state, params, out)
+    _GG_FILL(state, params, out)
 
 
 def test_user_kernel_matches_builtin_kernel():
     # the cached built-in kernel and the per-process kernel of user fills share a body
     mech = sp.PoissonSubsampled(sp.GeneralizedGaussian(beta=1.37, scale=1.5), q=0.4)
-    prm = builtin_params(mech, "add")
+    kind, prm = builtin_source(mech, "add")
+    assert kind == "gg"
     kw = dict(direction="add", n=300_001, lo=-2.0, h=0.01, bins=300, seed=77, progress=False)
     a = loss_histogram(mech, **kw)
     b = loss_histogram(_Src((_builtin_wrapper, prm)), **kw)

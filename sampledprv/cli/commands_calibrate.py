@@ -37,7 +37,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         accountant = factory
     spec.build(1.0)  # validate the other parameters before searching
     cal = sp.calibrate(lambda x: spec.build(x), count=count, epsilon=args.epsilon,
-                       delta=args.delta, accountant=accountant, rtol=args.rtol)
+                       delta=args.delta, accountant=accountant, rtol=args.rtol,
+                       progress=getattr(args, "progress", None))
     iv = cal.interval
     name = spec.free
     value = cal.x

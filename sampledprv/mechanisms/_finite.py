@@ -127,12 +127,10 @@ def _cumulative(m: np.ndarray) -> np.ndarray:
 
 
 def finite_numba(law: FiniteLaw) -> Tuple[float, list]:
-    """``(KIND_TABLE, [n, values..., cdf under P0..., cdf under Q0...])`` for the fused
-    kernel (inverse-CDF draws by bisection)."""
-    from ..sampled.draws._mechloss import KIND_TABLE
-
+    """``("table", [n, values..., cdf under P0..., cdf under Q0...])``: the sampler kind
+    of the fused kernel that draws by inverse CDF (bisection)."""
     n = law.values.size
-    return KIND_TABLE, [float(n)] + list(law.values) + list(_cumulative(law.p)) \
+    return "table", [float(n)] + list(law.values) + list(_cumulative(law.p)) \
         + list(_cumulative(law.q))
 
 

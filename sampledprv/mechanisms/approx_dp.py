@@ -19,8 +19,8 @@ from typing import Any, Dict
 from ..core import validation as v
 from .base import Mechanism
 from .gaussian import _g
-from .randomized_response import (same_under_both, two_point_numba, two_point_numpy_losses,
-                                  two_point_pair)
+from .randomized_response import (pure_renyi, same_under_both, two_point_numba,
+                                  two_point_numpy_losses, two_point_pair)
 from .registry import CliKind, Family, register
 
 __all__ = ["PureDP", "ApproxDP"]
@@ -91,6 +91,14 @@ def _format(m: Any) -> str:
     return f"pure-dp epsilon={_g(m.epsilon)}"
 
 
+def _renyi(m: Any, order: float, direction: str) -> float:
+    if isinstance(m, ApproxDP) and m.delta > 0.0:
+        raise ValueError(f"{m!r} has delta > 0, so its Renyi divergences are infinite; "
+                         "RDP accounting needs a mechanism without a delta (use the PLD "
+                         "accountant sampledprv.Accountant for ApproxDP)")
+    return pure_renyi(m.epsilon, order)
+
+
 FAMILY = register(Family(
     name="approx_dp", types=(PureDP, ApproxDP),
     loss_pair=_loss_pair,
@@ -105,4 +113,5 @@ FAMILY = register(Family(
                  "any (epsilon, delta)-DP mechanism (worst case)", _build_approx,
                  aliases=("approxdp", "approximate-dp"))),
     format=_format,
-    relations_note="the guarantee holds under the accountant's relation"))
+    relations_note="the guarantee holds under the accountant's relation",
+    renyi=_renyi))

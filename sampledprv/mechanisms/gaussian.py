@@ -16,6 +16,7 @@ from typing import Any, Dict
 
 from ..core import validation as v
 from ..core.law import LossDistribution
+from ._outward import up
 from .base import doubled_under_substitution, Mechanism
 from .registry import CliKind, Family, register
 
@@ -77,8 +78,7 @@ def gaussian_mu_pair(mu: float):
 
 
 def _numba(spec: Gaussian):
-    from ..sampled.draws._mechloss import KIND_GAUSS
-    return KIND_GAUSS, [spec.mu]
+    return "gaussian", [spec.mu]
 
 
 def gaussian_numpy_losses(mu: float):
@@ -86,6 +86,11 @@ def gaussian_numpy_losses(mu: float):
     return (lambda r, n: mu * mu / 2 + mu * r.standard_normal(n),
             lambda r, n: -mu * mu / 2 + mu * r.standard_normal(n))
 
+
+
+def gaussian_renyi(spec: Gaussian, order: float, direction: str) -> float:
+    r""":math:`D_\alpha = \alpha\mu^2/2` in both directions (exact)."""
+    return up(order * spec.mu ** 2 / 2.0)
 
 
 def _build(p: Dict[str, Any]) -> Gaussian:
@@ -115,4 +120,5 @@ FAMILY = register(Family(
                  aliases=("gauss", "normal")),),
     format=_format,
     relations_note="substitution doubles the sensitivity",
-    extras={"shift_family": True}))
+    extras={"shift_family": True},
+    renyi=gaussian_renyi))

@@ -259,18 +259,15 @@ def generalized_gaussian_pair(mech: "GeneralizedGaussian | GGNMax"):
 
 # ---- samplers -------------------------------------------------------------------------------
 def _numba(mech: "GeneralizedGaussian | GGNMax"):
-    from ..sampled.draws._mechloss import KIND_GAUSS, KIND_GG, KIND_LAPLACE
-    from ..sampled.draws.samplers import gg_setup
-
     if isinstance(mech, GGNMax):
         mech = mech.as_generalized_gaussian()
     mech = mech.one_dimensional()
     d = mech.sensitivity / mech.scale
     if mech.beta == 1.0:
-        return KIND_LAPLACE, [d]
+        return "laplace", [d]
     if mech.beta == 2.0:  # N(0, s^2/2): mu = D / (s / sqrt 2)
-        return KIND_GAUSS, [math.sqrt(2.0) * d]
-    return KIND_GG, [d] + list(gg_setup(mech.beta))
+        return "gaussian", [math.sqrt(2.0) * d]
+    return "gg", [d, mech.beta]
 
 
 def _numpy(mech: "GeneralizedGaussian | GGNMax"):

@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Dict
 
 from ..core import validation as v
+import math
+
 from ..core.law import LossDistribution
+from ._outward import up
 from .base import doubled_under_substitution, Mechanism
 from .gaussian import _g, _sens
 from .registry import CliKind, Family, register
@@ -76,14 +79,25 @@ def laplace_eps_pair(eps: float):
 
 
 def _numba(spec: Laplace):
-    from ..sampled.draws._mechloss import KIND_LAPLACE
-    return KIND_LAPLACE, [spec.sensitivity / spec.scale]
+    return "laplace", [spec.sensitivity / spec.scale]
 
 
 def _numpy(spec: Laplace):
     from ._gg_losses import gg_numpy_losses
     return gg_numpy_losses(1.0, spec.scale, spec.sensitivity)
 
+
+
+def laplace_renyi(spec: Laplace, order: float, direction: str) -> float:
+    r""":math:`\frac{1}{\alpha-1}\log\big(\frac{\alpha}{2\alpha-1}e^{(\alpha-1)\varepsilon}
+    + \frac{\alpha-1}{2\alpha-1}e^{-\alpha\varepsilon}\big)`, :math:`\varepsilon = \Delta/b`,
+    both directions (exact; Mironov 2017, "Renyi differential privacy", Table II)."""
+    eps, a = spec.epsilon, order
+    x = math.log(a / (2.0 * a - 1.0)) + (a - 1.0) * eps
+    y = math.log((a - 1.0) / (2.0 * a - 1.0)) - a * eps
+    top = max(x, y)
+    return up(max(0.0, top + math.log1p(math.exp(min(x, y) - top))) / (a - 1.0),
+              (a * eps + 1.0) / (a - 1.0))
 
 
 def _build(p: Dict[str, Any]) -> Laplace:
@@ -103,4 +117,5 @@ FAMILY = register(Family(
                  aliases=("lap",)),),
     format=_format,
     relations_note="substitution doubles the sensitivity",
-    extras={"shift_family": True}))
+    extras={"shift_family": True},
+    renyi=laplace_renyi))

@@ -17,6 +17,7 @@ from typing import Any, Dict
 
 from ..core import validation as v
 from ..core.law import LossDistribution
+from ._outward import up
 from .base import Mechanism, NeighbouringRelation
 from .gaussian import _g
 from .registry import CliKind, Family, register
@@ -63,8 +64,7 @@ def two_point_pair(eps: float, p: float, delta: float):
 
 
 def two_point_numba(eps: float, p: float, delta: float):
-    from ..sampled.draws._mechloss import KIND_DISCRETE
-    return KIND_DISCRETE, [eps, p, delta]
+    return "two_point", [eps, p, delta]
 
 
 def two_point_numpy_losses(eps: float, p: float, dlt: float):
@@ -99,6 +99,19 @@ def _build(p: Dict[str, Any]) -> RandomizedResponse:
     return RandomizedResponse(1.0 / (1.0 + math.exp(-eps)))
 
 
+def pure_renyi(eps: float, a: float) -> float:
+    r""":math:`\frac{1}{\alpha-1}\log\frac{e^{\alpha\varepsilon} + e^{(1-\alpha)\varepsilon}}
+    {1+e^\varepsilon}`: exact for randomized response, an upper bound for every
+    :math:`\varepsilon`-DP pair (a post-processing of it, Kairouz, Oh & Viswanath 2015)."""
+    if eps == 0.0:
+        return 0.0
+    if math.isinf(eps):
+        return math.inf
+    num = max(a * eps, (1.0 - a) * eps) + math.log1p(math.exp(-abs((2.0 * a - 1.0) * eps)))
+    den = eps + math.log1p(math.exp(-eps))
+    return up((num - den) / (a - 1.0), (a * eps + 1.0) / (a - 1.0))
+
+
 FAMILY = register(Family(
     name="randomized_response", types=(RandomizedResponse,),
     loss_pair=lambda m: two_point_pair(
@@ -111,4 +124,5 @@ FAMILY = register(Family(
                  "binary randomized response, true bit with probability p (or epsilon=)",
                  _build, aliases=("rr", "randomised-response")),),
     format=lambda m: f"randomized-response p={_g(m.p)}",
-    relations_note="the pair of one changed bit, under either relation"))
+    relations_note="the pair of one changed bit, under either relation",
+    renyi=lambda m, order, direction: pure_renyi(m.epsilon, order)))

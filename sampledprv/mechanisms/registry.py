@@ -103,9 +103,14 @@ class Family:
     loss_pair : callable ``spec -> (law under P0, law under Q0)``
         Exact laws of :math:`\ell = \log p_0/q_0` as
         :class:`~sampledprv.core.law.LossDistribution` objects.
-    numba_source : callable ``spec -> (kind code, params)``, optional
-        Encoding of the canonical pair for the fused kernel
-        :func:`sampledprv.sampled.draws._mechloss.builtin_fill`.
+    numba_source : callable ``spec -> (sampler kind, params)``, optional
+        The canonical pair for the fused sampling kernels: the name of a sampler kind
+        (``"gaussian"`` ``[mu]``, ``"laplace"`` ``[D/b]``, ``"gg"`` ``[D/s, beta]``,
+        ``"two_point"`` ``[eps, p, delta]``, ``"table"`` ``[n, values, cdf under P0,
+        cdf under Q0]``; see :mod:`sampledprv.sampled.draws._mechloss`), or an
+        :class:`~.additive.AdditiveNoise` with ``[D/s]``, and its parameters.  The kernel
+        of a kind compiles on first use of that kind only.  The torch backend reads the
+        same kinds.
     numpy_losses : callable ``spec -> (sample under P0, sample under Q0)``, optional
         ``f(rng, n)`` samplers of :math:`\ell` under :math:`P_0` and :math:`Q_0`.
     for_relation : callable ``(spec, relation) -> spec``
@@ -117,18 +122,29 @@ class Family:
         The mechanism string of a spec (inverse of the CLI parse).
     relations_note : str
         One line on the relation convention, for docs and error messages.
+    renyi : callable ``(spec, order, direction) -> float``, optional
+        A certified upper bound on the Renyi divergence of order ``order > 1`` of the
+        canonical pair: :math:`D_\alpha(P_0\|Q_0)` for ``"remove"``,
+        :math:`D_\alpha(Q_0\|P_0)` for ``"add"`` (rounded outward,
+        :mod:`._outward`; ``inf`` when infinite); raises :class:`ValueError` for a spec
+        it cannot bound.  :func:`sampledprv.rdp.renyi_divergence` dispatches to it.
+    renyi_costly : bool
+        The bound is expensive (quadrature): the subsampling sums of
+        :mod:`sampledprv.rdp` evaluate it at anchor orders only and interpolate by chords.
     """
 
     name: str
     types: Tuple[type, ...]
     loss_pair: Callable[[Any], Tuple[Any, Any]]
-    numba_source: Optional[Callable[[Any], Tuple[float, list]]] = None
+    numba_source: Optional[Callable[[Any], Tuple[str, list]]] = None
     numpy_losses: Optional[Callable[[Any], Tuple[Callable, Callable]]] = None
     for_relation: Callable[[Any, NeighbouringRelation], Mechanism] = _no_relation
     cli: Tuple[CliKind, ...] = ()
     format: Optional[Callable[[Any], str]] = None
     relations_note: str = ""
     extras: Mapping[str, Any] = field(default_factory=dict)
+    renyi: Optional[Callable[[Any, float, str], float]] = None
+    renyi_costly: bool = False
 
 
 _FAMILIES: Dict[str, Family] = {}

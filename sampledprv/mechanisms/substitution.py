@@ -83,6 +83,7 @@ from .laws import loss_pair
 from .generalized_gaussian import GeneralizedGaussian
 from .registry import (Family, UnsupportedRelationError, family_of, for_relation as
                        _family_relation, register)
+from .numpy_losses import spec_loss_sampler
 from .subsampled import PoissonSubsampled
 
 __all__ = ["FixedSizeSubsampled", "subsampled_for_relation"]
@@ -393,13 +394,12 @@ def _symmetrized_samplers(pair: SymmetricDominatingPair):
     :math:`Q^*` on :math:`\ell > 0`, or 0) with its exact mass, then the member's draws
     conditioned on :math:`\ell > 0` by rejection (the numpy twin of the fused kernel's
     symmetrized mode)."""
-    from ..sampled.histograms._numpy_histogram import numpy_loss_sampler
     lp, lq = loss_pair(pair.member)
     zero = np.zeros(1)
     a = float(lp.sf(zero)[0])
     b = float(lq.sf(zero)[0])
-    draw_p = numpy_loss_sampler(pair.member, "remove")           # l under P*
-    draw_add = numpy_loss_sampler(pair.member, "add")            # -l under Q*
+    draw_p = spec_loss_sampler(pair.member, "remove")           # l under P*
+    draw_add = spec_loss_sampler(pair.member, "add")            # -l under Q*
 
     def positive(r: np.random.Generator, draw, rate: float, n: int, sign: float) -> np.ndarray:
         out, got = np.empty(n), 0

@@ -1,25 +1,9 @@
-"""Outward rounding of floating-point results that are promised as bounds."""
+"""Outward rounding of floating-point results that are promised as bounds (defined in
+:mod:`sampledprv.mechanisms._outward`, the lower layer, where the families' Renyi
+divergences use it)."""
 
 from __future__ import annotations
 
-import math
+from ..mechanisms._outward import REL, down, up
 
-#: relative margin added to every floating-point upper bound: far above the accumulated
-#: round-off of the few dozen float64 operations behind each number (~1e-14), far below
-#: anything that matters for privacy accounting
-REL = 1e-11
-
-
-def up(x: float, scale: float = 0.0) -> float:
-    """``x`` rounded up by ``REL * max(|x|, scale)`` (``scale``: the magnitude of the
-    terms that cancelled to give ``x``)."""
-    if not math.isfinite(x):
-        return x
-    return x + REL * max(abs(x), abs(scale)) + 1e-300
-
-
-def down(x: float, scale: float = 0.0) -> float:
-    """``x`` rounded down by ``REL * max(|x|, scale)``."""
-    if not math.isfinite(x):
-        return x
-    return x - REL * max(abs(x), abs(scale)) - 1e-300
+__all__ = ["REL", "up", "down"]

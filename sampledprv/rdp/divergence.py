@@ -6,7 +6,16 @@ r"""Upper bounds on the Renyi divergence of built-in mechanism specs.
 * ``direction="add"``: :math:`D_\alpha(Q\|P)`,
 
 maximised over all neighbouring pairs the spec describes (the conventions of
-:func:`sampledprv.mechanisms.relations.privacy_loss`).  Per spec (all cover both directions):
+:func:`sampledprv.mechanisms.relations.privacy_loss`).  Where the bound comes from:
+
+* a family's own module, through its :attr:`~sampledprv.mechanisms.registry.Family.renyi`
+  hook (Gaussian, Laplace, randomized response, pure and approximate DP below; any new
+  family the same way, with no edit here);
+* this toolkit, for bounds that need its numerics (the GG quadrature, the subsampling
+  expansions, the symmetric dominating pair): :data:`_TOOLKIT`, keyed by family name;
+* :func:`register_divergence`, for spec types outside the registry.
+
+Per spec (all cover both directions):
 
 * ``Gaussian``: :math:`\alpha\mu^2/2` (exact);
 * ``Laplace`` (:math:`\varepsilon = \Delta/b`): :math:`\frac{1}{\alpha-1}\log\big(
@@ -30,18 +39,15 @@ floating-point result is rounded up (:mod:`._rounding`).
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict
+from typing import Callable, Dict, Optional, Tuple
 
 from ..core import validation as v
-from ..mechanisms import (
-    ApproxDP, Gaussian, GeneralizedGaussian, GGNMax, Laplace, Mechanism, PoissonSubsampled,
-    PureDP, RandomizedResponse,
-)
+from ..mechanisms import GGNMax, Mechanism, PoissonSubsampled
+from ..mechanisms.registry import family_of
 from ._rounding import up
 from .gg_quadrature import gg_renyi_bounds
 from .subsampled import (integer_order, subsampled_fractional_bound, subsampled_general_bound,
                          subsampled_remove_bound)
-from ..mechanisms.substitution import SymmetricDominatingPair
 
 __all__ = ["renyi_divergence", "DIRECTIONS", "register_divergence"]
 
@@ -68,24 +74,6 @@ def _check(order: object, direction: str) -> float:
     return a
 
 
-def _pure(eps: float, a: float) -> float:
-    if eps == 0.0:
-        return 0.0
-    if math.isinf(eps):
-        return math.inf
-    num = max(a * eps, (1.0 - a) * eps) + math.log1p(math.exp(-abs((2.0 * a - 1.0) * eps)))
-    den = eps + math.log1p(math.exp(-eps))
-    return up((num - den) / (a - 1.0), (a * eps + 1.0) / (a - 1.0))
-
-
-def _laplace(eps: float, a: float) -> float:
-    x = math.log(a / (2.0 * a - 1.0)) + (a - 1.0) * eps
-    y = math.log((a - 1.0) / (2.0 * a - 1.0)) - a * eps
-    top = max(x, y)
-    return up(max(0.0, top + math.log1p(math.exp(min(x, y) - top))) / (a - 1.0),
-              (a * eps + 1.0) / (a - 1.0))
-
-
 #: anchor orders of quadrature-based bounds (between them: chords of (a-1) D_a)
 ANCHORS = (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256)
 
@@ -109,8 +97,7 @@ def _base_fn(spec: Mechanism, direction: str) -> Callable[[int], float]:
     (a cumulant generating function; a supremum over pairs of convex functions is convex),
     so the chord through upper bounds at the anchors lies above it."""
     cache: Dict[int, float] = {}
-    expensive = isinstance(spec, (GeneralizedGaussian, GGNMax)) or any(
-        isinstance(spec, t) for t in _REGISTRY)
+    expensive = _costly(spec)
 
     def direct(k: int) -> float:
         if k not in cache:
@@ -171,35 +158,52 @@ def renyi_divergence(spec: Mechanism, order: float, direction: str) -> float:
     a = _check(order, direction)
     if not isinstance(spec, Mechanism):
         raise ValueError(f"spec must be a sampledprv mechanism spec, got {spec!r}")
-    if type(spec) in _REGISTRY:
-        return float(_REGISTRY[type(spec)](spec, a, direction))
-    for spec_type, bound in _REGISTRY.items():
-        if isinstance(spec, spec_type):
-            return float(bound(spec, a, direction))
-    if isinstance(spec, Gaussian):
-        return up(a * spec.mu ** 2 / 2.0)
-    if isinstance(spec, Laplace):
-        return _laplace(spec.epsilon, a)
+    bound = _bound_of(spec)
+    if bound is None:
+        raise ValueError(f"no Renyi divergence bound for {type(spec).__name__}; supported: "
+                         "Gaussian, Laplace, GeneralizedGaussian, GGNMax, RandomizedResponse, "
+                         "PureDP, ApproxDP(delta=0), PoissonSubsampled of these, and every "
+                         "family that registers a renyi hook")
+    return float(bound(spec, a, direction))
+
+
+def _gg(spec: Mechanism, a: float, direction: str) -> float:
     if isinstance(spec, GGNMax):
         spec = spec.as_generalized_gaussian()
-    if isinstance(spec, GeneralizedGaussian):
-        gg = spec.one_dimensional()
-        return gg_renyi_bounds(gg.beta, gg.sensitivity / gg.scale, a)[1]
-    if isinstance(spec, RandomizedResponse):
-        return _pure(spec.epsilon, a)
-    if isinstance(spec, PureDP):
-        return _pure(spec.epsilon, a)
-    if isinstance(spec, ApproxDP):
-        if spec.delta > 0.0:
-            raise ValueError(f"{spec!r} has delta > 0, so its Renyi divergences are infinite; "
-                             "RDP accounting needs a mechanism without a delta (use the PLD "
-                             "accountant sampledprv.Accountant for ApproxDP)")
-        return _pure(spec.epsilon, a)
+    gg = spec.one_dimensional()                       # type: ignore[attr-defined]
+    return gg_renyi_bounds(gg.beta, gg.sensitivity / gg.scale, a)[1]
+
+
+def _bound_of(spec: Mechanism) -> Optional[Callable[[Mechanism, float, str], float]]:
+    """The bound for ``spec``: registered types, then the family's hook, then the
+    toolkit's (``None`` when there is none)."""
+    if type(spec) in _REGISTRY:
+        return _REGISTRY[type(spec)]
+    for spec_type, bound in _REGISTRY.items():
+        if isinstance(spec, spec_type):
+            return bound
     if isinstance(spec, PoissonSubsampled):
-        return _subsampled(spec, a, direction)
-    raise ValueError(f"no Renyi divergence bound for {type(spec).__name__}; supported: "
-                     "Gaussian, Laplace, GeneralizedGaussian, GGNMax, RandomizedResponse, "
-                     "PureDP, ApproxDP(delta=0), PoissonSubsampled of these")
+        return _subsampled
+    try:
+        fam = family_of(spec)
+    except TypeError:
+        return None
+    if fam.renyi is not None:
+        return fam.renyi
+    return _TOOLKIT.get(fam.name, (None, False))[0]
+
+
+def _costly(spec: Mechanism) -> bool:
+    """Whether the bound of ``spec`` needs quadrature (evaluated at anchors only)."""
+    if any(isinstance(spec, t) for t in _REGISTRY):
+        return True
+    try:
+        fam = family_of(spec)
+    except TypeError:
+        return False
+    if fam.renyi is not None:
+        return fam.renyi_costly
+    return _TOOLKIT.get(fam.name, (None, False))[1]
 
 
 def _symmetric_pair(spec: Mechanism, a: float, direction: str) -> float:
@@ -216,8 +220,9 @@ def _symmetric_pair(spec: Mechanism, a: float, direction: str) -> float:
     return up((x + math.log1p(math.exp(-x))) / (a - 1.0))
 
 
-def _register_symmetric_pair() -> None:
-    register_divergence(SymmetricDominatingPair, _symmetric_pair)
-
-
-_register_symmetric_pair()
+#: bounds this toolkit provides for registered families whose module does not (they need
+#: its numerics): family name -> (bound, costly)
+_TOOLKIT: Dict[str, Tuple[Callable[[Mechanism, float, str], float], bool]] = {
+    "generalized_gaussian": (_gg, True),
+    "symmetric_dominating_pair": (_symmetric_pair, True),
+}

@@ -14,11 +14,12 @@ Three layers, each importing only from the ones before it:
 """
 
 # --- stale compiled kernels (sources changed since they were cached) are dropped first ---
+# (the whole package: the kernels inline the samplers of families from mechanisms/ too)
 from pathlib import Path as _Path
 
 from ._numba_cache import purge_stale as _purge_stale
 
-_purge_stale(_Path(__file__).resolve().parent)
+_purge_stale(_Path(__file__).resolve().parent.parent)
 
 # --- draws and histograms ---
 from .histograms.histogram import LossHistogram

@@ -28,38 +28,59 @@ def source_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-def purge_stale(root: Path) -> int:
-    """Delete the Numba cache files (``*.nbi``, ``*.nbc``) in the ``__pycache__``
-    folders under ``root`` when the sources changed since they were written (or when they
-    carry no stamp: written before this check existed); returns how many were deleted.
+def cache_dirs(folder: Path) -> list[Path]:
+    """Where Numba caches the kernels of the source files in ``folder``: its
+    ``__pycache__`` and, when ``NUMBA_CACHE_DIR`` is set, the folder Numba derives from it
+    (``<NUMBA_CACHE_DIR>/<name>_<sha1 of the folder path>``, as
+    ``numba.core.caching._UserProvidedCacheLocator`` does)."""
+    dirs = [folder / "__pycache__"]
+    user = os.environ.get("NUMBA_CACHE_DIR", "")
+    if user:
+        sub = str(Path(os.path.abspath(folder)))
+        dirs.append(Path(user) / "_".join([os.path.split(sub)[-1],
+                                            hashlib.sha1(sub.encode()).hexdigest()]))
+    return dirs
 
-    Every source folder gets its ``__pycache__`` and stamp up front, so kernels compiled
-    from now on land next to a stamp.  The stamp is replaced atomically, after the
-    deletions, so a process that starts meanwhile deletes the same files or finds none.
-    Read-only trees are left alone (Numba then caches in a user-wide folder keyed by the
-    file stamps, which an install rewrites)."""
+
+def purge_stale(root: Path) -> int:
+    """Delete the Numba cache files (``*.nbi``, ``*.nbc``) of the source folders under
+    ``root`` when the sources changed since they were written (or when they carry no
+    stamp: written before this check existed); returns how many were deleted.
+
+    The cache folders are those of :func:`cache_dirs` (``__pycache__``, and the one under
+    ``NUMBA_CACHE_DIR`` when that is set).  Every source folder gets its cache folder and
+    stamp up front, so kernels compiled from now on land next to a stamp.  The stamp is
+    replaced atomically, after the deletions, so a process that starts meanwhile deletes
+    the same files or finds none.  Read-only trees are left alone (Numba then caches in a
+    user-wide folder keyed by the file stamps, which an install rewrites)."""
     digest = source_digest(root)
     deleted = 0
     folders = {f.parent for f in root.rglob("*.py")}
     for folder in sorted(folders):
-        cache = folder / "__pycache__"
-        stamp = cache / _STAMP
-        try:
-            if stamp.read_text() == digest:
-                continue
-        except OSError:
-            pass
-        try:
-            cache.mkdir(exist_ok=True)
-            for f in list(cache.glob("*.nbi")) + list(cache.glob("*.nbc")):
-                try:
-                    f.unlink()
-                    deleted += 1
-                except FileNotFoundError:      # another process purged it first
-                    pass
-            tmp = cache / f"{_STAMP}.{os.getpid()}"
-            tmp.write_text(digest)
-            os.replace(tmp, stamp)
-        except OSError:                        # not writable: Numba caches elsewhere
-            continue
+        for cache in cache_dirs(folder):
+            deleted += _purge_folder(cache, digest)
+    return deleted
+
+
+def _purge_folder(cache: Path, digest: str) -> int:
+    stamp = cache / _STAMP
+    try:
+        if stamp.read_text() == digest:
+            return 0
+    except OSError:
+        pass
+    deleted = 0
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        for f in list(cache.glob("*.nbi")) + list(cache.glob("*.nbc")):
+            try:
+                f.unlink()
+                deleted += 1
+            except FileNotFoundError:      # another process purged it first
+                pass
+        tmp = cache / f"{_STAMP}.{os.getpid()}"
+        tmp.write_text(digest)
+        os.replace(tmp, stamp)
+    except OSError:                        # not writable: Numba caches elsewhere
+        pass
     return deleted

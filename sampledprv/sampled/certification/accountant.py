@@ -353,7 +353,8 @@ class SampledAccountant(PrivacyAccountant):
                     if abs(f * hh.h - h_q) > 1e-9 * h_q:
                         raise ValueError("histogram meshes must be power-of-two multiples "
                                          f"of each other, got {hh.h} and {h_q}")
-                    comps.append((envelope(coarsen(hh, f), a_h, tail=tb, floor=floor), c))
+                    comps.append((envelope(coarsen(hh, f), a_h, tail=tb, floor=floor,
+                                           progress=self.progress), c))
                 envs[d] = comps
             try:
                 out = {d: compose_bounds(envs[d], max_size=self.max_grid) for d in dirs}

@@ -1,8 +1,17 @@
-r"""Privacy-loss samplers of the analytic mechanism specs, as one Numba fill function.
+r"""Privacy-loss samplers of the analytic mechanism specs: one Numba fill per sampler kind.
 
-A built-in source is the pair ``(builtin_fill, params)``: ``params`` is a ``float64``
-vector built by :func:`builtin_params` from a spec and a direction, and
-``builtin_fill(state, params, out)`` writes ``len(out)`` i.i.d. privacy-loss samples.
+A built-in source is the pair ``(fill, params)``: ``params`` is a ``float64`` vector
+built by :func:`builtin_params` from a spec and a direction, and ``fill(state, params,
+out)`` writes ``len(out)`` i.i.d. privacy-loss samples.  Each family's
+``numba_source`` hook (:mod:`sampledprv.mechanisms.registry`) names the *sampler kind*
+of its canonical pair (a string: ``"gaussian"``, ``"laplace"``, ``"gg"``,
+``"two_point"``, ``"table"``, or an :class:`~sampledprv.mechanisms.additive.AdditiveNoise`
+description, whose fill :func:`_additive_fill` makes on first use) and gives its
+parameters; :func:`kind_fill` returns the fill of that kind only.  Each fill is its own function, so the kernel that calls it
+compiles (and is cached on disk) per kind: a process that samples Gaussians never
+compiles the Generalized Gaussian block sampler (cold start, issue 24).  The random
+numbers each kind consumes are those of the former single fill (one branch of it), so
+histograms are bit-identical to it for a given seed.
 
 Base pairs (``P0`` = noise centred at 0, ``Q0`` = noise centred at the sensitivity
 ``D``), loss :math:`\ell(x) = \log p_0(x)/q_0(x)`:
@@ -43,27 +52,43 @@ than one coordinate (see :mod:`sampledprv.gg_dimension`).  ``GGNMax`` is sampled
 from __future__ import annotations
 
 import math
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from numba import njit
 
 from ... import mechanisms as M
+from ...mechanisms.additive import AdditiveNoise
 from ...mechanisms.base import Direction, as_direction
 from ...mechanisms.registry import family_of
-from .rng import exponential, normal, random_sign, uniform, uniform_aux
+from .rng import exponential, normal, random_sign, uniform, uniform_aux, uniform_open
 from ._ggblock import gg_loss_block
-from .samplers import gg_draw, pow_code, subsampled_loss
+from .samplers import gg_draw, gg_setup, pow_code, subsampled_loss
 
-__all__ = ["builtin_params", "builtin_fill", "KIND_GAUSS", "KIND_LAPLACE", "KIND_GG",
-           "KIND_DISCRETE", "KIND_TABLE"]
+__all__ = ["builtin_params", "builtin_source", "kind_fill", "kind_of_fill", "SAMPLER_KINDS",
+           "KIND_CODES"]
 
-KIND_GAUSS, KIND_LAPLACE, KIND_GG, KIND_DISCRETE, KIND_TABLE = 0.0, 1.0, 2.0, 3.0, 4.0
+#: sampler kind -> the code stored in ``params[0]`` (kept from the single-fill layout)
+KIND_CODES: Dict[str, float] = {"gaussian": 0.0, "laplace": 1.0, "gg": 2.0,
+                                "two_point": 3.0, "table": 4.0}
 MODE_REMOVE, MODE_ADD, MODE_SUB_REMOVE, MODE_SUB_ADD, MODE_SYM = 0.0, 1.0, 2.0, 3.0, 4.0
 _HEAD = 6  # params[0:6] = kind, mode, q, a, b, unused; kind parameters from params[6]
 
 
-def _base(mech: M.Mechanism) -> tuple[float, list[float]]:
-    """``(kind, kind parameters)`` from the spec's family (its ``numba_source`` hook)."""
+def _gg_kind_params(kp: List[float]) -> List[float]:
+    """``[d, beta]`` -> ``[d] + gg_setup(beta)`` (the sampler constants)."""
+    if len(kp) != 2:
+        raise ValueError(f"sampler kind 'gg' takes [d, beta], got {kp!r}")
+    return [kp[0]] + [float(x) for x in gg_setup(kp[1])]
+
+
+#: sampler kind -> expansion of the family's parameters into the kernel's (identity
+#: where absent)
+_EXPAND: Dict[str, Callable[[List[float]], List[float]]] = {"gg": _gg_kind_params}
+
+
+def _base(mech: M.Mechanism) -> Tuple[str, List[float]]:
+    """``(sampler kind, kernel parameters)`` from the spec's family (``numba_source``)."""
     try:
         fam = family_of(mech)
     except TypeError:
@@ -71,11 +96,19 @@ def _base(mech: M.Mechanism) -> tuple[float, list[float]]:
     if fam is None or fam.numba_source is None:
         raise TypeError(f"no built-in privacy-loss sampler for {mech!r}")
     kind, kp = fam.numba_source(mech)
-    return float(kind), [float(x) for x in kp]
+    if isinstance(kind, AdditiveNoise):
+        _additive_fill(kind)
+        return kind.name, [float(x) for x in kp]
+    if kind not in KIND_CODES:
+        raise ValueError(f"{fam.name}.numba_source returned the sampler kind {kind!r}; "
+                         f"known kinds: {sorted(KIND_CODES)}")
+    kp = [float(x) for x in kp]
+    return kind, _EXPAND.get(kind, lambda v: v)(kp)
 
 
-def builtin_params(mech: M.Mechanism, direction: str) -> np.ndarray:
-    """``float64`` parameter vector of :func:`builtin_fill` for a spec and a direction.
+def builtin_source(mech: M.Mechanism, direction: str) -> Tuple[str, np.ndarray]:
+    """``(sampler kind, params)`` of a spec in a direction: the kernel calls
+    ``kind_fill(kind)(state, params, out)``.
 
     Raises
     ------
@@ -96,10 +129,16 @@ def builtin_params(mech: M.Mechanism, direction: str) -> np.ndarray:
         mode = MODE_SUB_REMOVE if remove else MODE_SUB_ADD
     else:
         mode = MODE_REMOVE if remove else MODE_ADD
-    return np.array([kind, mode, q, 0.0, 0.0, 0.0] + kp, dtype=np.float64)
+    return kind, np.array([KIND_CODES.get(kind, _ADDITIVE_CODE), mode, q, 0.0, 0.0, 0.0] + kp,
+                          dtype=np.float64)
 
 
-def _symmetrized_params(pair: object) -> np.ndarray:
+def builtin_params(mech: M.Mechanism, direction: str) -> np.ndarray:
+    """``float64`` parameter vector of the kind's fill for a spec and a direction."""
+    return builtin_source(mech, direction)[1]
+
+
+def _symmetrized_params(pair: object) -> Tuple[str, np.ndarray]:
     """Parameters of the symmetrized mode: the member's base kind, its rate ``q`` and the
     exact masses ``a = P*(l > 0)``, ``b = Q*(l > 0)`` (the pair is symmetric: both
     directions draw the same law)."""
@@ -109,7 +148,7 @@ def _symmetrized_params(pair: object) -> np.ndarray:
         raise TypeError(f"no built-in privacy-loss sampler for {pair!r}")
     kind, kp = _base(member.mechanism)
     q = member.q
-    if kind == KIND_TABLE:
+    if kind == "table":
         # from the kernel's own table, so that "l > 0" means what the rejection step sees
         # (ties at 0 in the analytic law may be tiny positive values here, or the reverse)
         n = int(kp[0])
@@ -128,49 +167,30 @@ def _symmetrized_params(pair: object) -> np.ndarray:
     if not (a > 0.0 and a + b <= 1.0 + 1e-12):
         raise ValueError(f"{pair!r}: the masses P*(l > 0) = {a!r} and Q*(l > 0) = {b!r} do "
                          "not define a law")
-    return np.array([kind, MODE_SYM, q, a, b, 0.0] + kp, dtype=np.float64)
+    return kind + "_sym", np.array([KIND_CODES.get(kind, _ADDITIVE_CODE), MODE_SYM, q, a, b,
+                                    0.0] + kp, dtype=np.float64)
+
+
+# ---- one privacy loss of the canonical pair, per kind: loss(state, prm, from_p) ----------
+@njit(inline="always")
+def _loss_gaussian(state, prm, from_p):  # pragma: no cover - numba
+    mu = prm[_HEAD]
+    z = normal(state)
+    return mu * (0.5 * mu - z) if from_p else -mu * (0.5 * mu + z)
 
 
 @njit(inline="always")
-def _positive_member_loss(state, prm, q, mixed):  # pragma: no cover - numba
-    r"""A draw of :math:`\ell_q(x)` conditioned on ``> 0``: ``x`` from the member's
-    ``P*`` (``mixed``) or ``Q*``."""
-    while True:
-        from_p = uniform_aux(state) < q if mixed else False
-        y = subsampled_loss(_loss(state, prm, from_p), q)
-        if y > 0.0:
-            return y
+def _loss_laplace(state, prm, from_p):  # pragma: no cover - numba
+    d = prm[_HEAD]
+    e = exponential(state)
+    y = random_sign(state) * e
+    if from_p:
+        return abs(y - d) - e
+    return e - abs(y + d)
 
 
 @njit(inline="always")
-def _fill_symmetrized(state, prm, out):  # pragma: no cover - numba
-    q = prm[2]
-    a = prm[3]
-    b = prm[4]
-    for i in range(out.shape[0]):
-        u = uniform(state)
-        if u < a:
-            out[i] = _positive_member_loss(state, prm, q, True)
-        elif u < a + b:
-            out[i] = -_positive_member_loss(state, prm, q, False)
-        else:
-            out[i] = 0.0
-
-
-@njit(inline="always")
-def _base_loss(state, prm, from_p):  # pragma: no cover - numba
-    kind = prm[0]
-    if kind == KIND_GAUSS:
-        mu = prm[_HEAD]
-        z = normal(state)
-        return mu * (0.5 * mu - z) if from_p else -mu * (0.5 * mu + z)
-    if kind == KIND_LAPLACE:
-        d = prm[_HEAD]
-        e = exponential(state)
-        y = random_sign(state) * e
-        if from_p:
-            return abs(y - d) - e
-        return e - abs(y + d)
+def _loss_two_point(state, prm, from_p):  # pragma: no cover - numba
     # two-point law with atoms at +-inf
     eps = prm[_HEAD]
     p = prm[_HEAD + 1]
@@ -184,7 +204,7 @@ def _base_loss(state, prm, from_p):  # pragma: no cover - numba
 
 
 @njit(inline="always")
-def _table_loss(state, prm, from_p):  # pragma: no cover - numba
+def _loss_table(state, prm, from_p):  # pragma: no cover - numba
     # prm[_HEAD] = n, then n loss values, n cumulative masses under P0, n under Q0;
     # the first index whose cumulative mass exceeds a uniform draw (bisection)
     n = int(prm[_HEAD])
@@ -202,68 +222,197 @@ def _table_loss(state, prm, from_p):  # pragma: no cover - numba
     return prm[vals + lo]
 
 
-@njit(inline="always")
-def _loss(state, prm, from_p):  # pragma: no cover - numba
-    if prm[0] == KIND_TABLE:
-        return _table_loss(state, prm, from_p)
-    if prm[0] == KIND_GG:
-        d = prm[_HEAD]
-        o = _HEAD + 1
-        y, yb = gg_draw(state, prm, o)
-        if from_p:
-            return pow_code(abs(y - d), prm, o) - yb
-        return yb - pow_code(abs(y + d), prm, o)
-    return _base_loss(state, prm, from_p)
-
-
 @njit(cache=True)
-def builtin_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
-    """Fill ``out`` with privacy-loss samples of the spec encoded in ``prm``.
+def _loss_gg(state, prm, from_p):  # pragma: no cover - numba
+    # a call, not inlined: only the symmetrized mode draws one GG loss at a time, and the
+    # rejection sampler is large (compiled once and cached on its own)
+    d = prm[_HEAD]
+    o = _HEAD + 1
+    y, yb = gg_draw(state, prm, o)
+    if from_p:
+        return pow_code(abs(y - d), prm, o) - yb
+    return yb - pow_code(abs(y + d), prm, o)
 
-    GG losses go to the block-vectorized :func:`~sampledprv.sampled.draws._ggblock.gg_loss_block`;
-    the others run one loop for all modes (the mode branches are constant over a run,
-    so they are perfectly predicted): the samplers are inlined once, which keeps
-    compilation short.
-    """
-    kind = prm[0]
+
+# ---- fast paths: fast(state, prm, out) -> True when it filled ``out`` ---------------------
+@njit(inline="always")
+def _fast_none(state, prm, out):  # pragma: no cover - numba
+    return False
+
+
+@njit(inline="always")
+def _fast_gaussian(state, prm, out):  # pragma: no cover - numba
     mode = prm[1]
-    if mode == MODE_SYM:
-        _fill_symmetrized(state, prm, out)
-        return
-    if kind == KIND_GG:
-        gg_loss_block(state, prm, out, _HEAD)
-        return
-    if mode <= MODE_ADD and kind == KIND_GAUSS:
-        # remove: mu^2/2 - mu z; add: -(-mu^2/2 - mu z) = mu^2/2 + mu z (same law)
-        mu = prm[_HEAD]
-        c = 0.5 * mu * mu
-        sgn = -mu if mode == MODE_REMOVE else mu
-        for i in range(out.shape[0]):
-            out[i] = c + sgn * normal(state)
-        return
-    if mode <= MODE_ADD and kind == KIND_LAPLACE:
-        # remove: |y - d| - |y| with y = +-E; add: |y + d| - |y| (y = +-E, E ~ Exp(1))
-        d = prm[_HEAD] if mode == MODE_REMOVE else -prm[_HEAD]
-        for i in range(out.shape[0]):
-            e = exponential(state)
-            y = random_sign(state) * e
-            out[i] = abs(y - d) - e
-        return
-    q = prm[2]
-    sub = mode >= MODE_SUB_REMOVE
-    negate = mode == MODE_ADD or mode == MODE_SUB_ADD
-    mix = mode == MODE_SUB_REMOVE
-    always_p = mode == MODE_REMOVE
+    if mode > MODE_ADD:
+        return False
+    # remove: mu^2/2 - mu z; add: -(-mu^2/2 - mu z) = mu^2/2 + mu z (same law)
+    mu = prm[_HEAD]
+    c = 0.5 * mu * mu
+    sgn = -mu if mode == MODE_REMOVE else mu
     for i in range(out.shape[0]):
-        from_p = always_p
-        if mix:
-            from_p = uniform_aux(state) < q
-        y = _loss(state, prm, from_p)
-        if sub:
-            y = subsampled_loss(y, q)
-        out[i] = -y if negate else y
+        out[i] = c + sgn * normal(state)
+    return True
 
 
-def builtin_loss_sampler(mech: M.Mechanism, direction: str) -> tuple[object, np.ndarray]:
-    """``(builtin_fill, params)``: the kernel protocol for an analytic spec."""
-    return builtin_fill, builtin_params(mech, direction)
+@njit(inline="always")
+def _fast_laplace(state, prm, out):  # pragma: no cover - numba
+    mode = prm[1]
+    if mode > MODE_ADD:
+        return False
+    # remove: |y - d| - |y| with y = +-E; add: |y + d| - |y| (y = +-E, E ~ Exp(1))
+    d = prm[_HEAD] if mode == MODE_REMOVE else -prm[_HEAD]
+    for i in range(out.shape[0]):
+        e = exponential(state)
+        y = random_sign(state) * e
+        out[i] = abs(y - d) - e
+    return True
+
+
+@njit(inline="always")
+def _fast_gg(state, prm, out):  # pragma: no cover - numba
+    # every mode but the symmetrized one: block-vectorized
+    gg_loss_block(state, prm, out, _HEAD)
+    return True
+
+
+def make_fill(loss: Callable, fast: Callable = _fast_none,
+              generic: bool = True) -> Tuple[Callable, Callable]:
+    r"""The fills ``(fill, fill_sym)`` of a sampler kind: ``fill(state, prm, out)`` for the
+    remove, add and subsampled modes, ``fill_sym`` for the symmetrized mode.
+
+    ``loss(state, prm, from_p)`` draws one privacy loss :math:`\ell(x)` of the canonical
+    pair with :math:`x \sim P_0` (``from_p``) or :math:`Q_0`; ``fast(state, prm, out)``
+    may fill ``out`` itself for some modes (returning ``True``); with ``generic=False``
+    it fills every mode, and the per-draw loop is not compiled.  The mode branches are
+    constant over a run (perfectly predicted).  The symmetrized mode (fixed-size batches
+    under substitution, rare) is a kind of its own (``<kind>_sym``), so the common
+    kernels do not compile it: compile time is what a cold start pays.
+    """
+    @njit
+    def positive_member_loss(state, prm, q, mixed):  # pragma: no cover - numba
+        r"""A draw of :math:`\ell_q(x)` conditioned on ``> 0``: ``x`` from the member's
+        ``P*`` (``mixed``) or ``Q*``."""
+        while True:
+            from_p = uniform_aux(state) < q if mixed else False
+            y = subsampled_loss(loss(state, prm, from_p), q)
+            if y > 0.0:
+                return y
+
+    @njit
+    def fill_sym(state, prm, out):  # pragma: no cover - numba
+        q = prm[2]
+        a = prm[3]
+        b = prm[4]
+        for i in range(out.shape[0]):
+            u = uniform(state)
+            first = u < a       # a run-time bool: one compiled signature, not two literals
+            if first:
+                out[i] = positive_member_loss(state, prm, q, first)
+            elif u < a + b:
+                out[i] = -positive_member_loss(state, prm, q, first)
+            else:
+                out[i] = 0.0
+
+    if not generic:
+        @njit
+        def fill_fast(state, prm, out):  # pragma: no cover - numba
+            fast(state, prm, out)
+        return fill_fast, fill_sym
+
+    @njit
+    def fill(state, prm, out):  # pragma: no cover - numba
+        if fast(state, prm, out):
+            return
+        mode = prm[1]
+        q = prm[2]
+        sub = mode >= MODE_SUB_REMOVE
+        negate = mode == MODE_ADD or mode == MODE_SUB_ADD
+        mix = mode == MODE_SUB_REMOVE
+        always_p = mode == MODE_REMOVE
+        for i in range(out.shape[0]):
+            from_p = always_p
+            if mix:
+                from_p = uniform_aux(state) < q
+            y = loss(state, prm, from_p)
+            if sub:
+                y = subsampled_loss(y, q)
+            out[i] = -y if negate else y
+
+    return fill, fill_sym
+
+
+def _with_sym(kinds: Dict[str, Tuple[Callable, Callable]]) -> Dict[str, Callable]:
+    out: Dict[str, Callable] = {}
+    for k, (fill, fill_sym) in kinds.items():
+        out[k] = fill
+        out[k + "_sym"] = fill_sym
+    return out
+
+
+#: sampler kind -> its fill (each compiled on first use, with its kernel)
+SAMPLER_KINDS: Dict[str, Callable] = _with_sym({
+    "gaussian": make_fill(_loss_gaussian, _fast_gaussian),
+    "laplace": make_fill(_loss_laplace, _fast_laplace),
+    "gg": make_fill(_loss_gg, _fast_gg, generic=False),   # the block path: every mode
+    "two_point": make_fill(_loss_two_point),
+    "table": make_fill(_loss_table),
+})
+
+
+_ADDITIVE_CODE = 5.0      #: ``params[0]`` of additive-noise kinds (not read by the fills)
+_ADDITIVE: Dict[str, AdditiveNoise] = {}
+
+
+def _additive_fill(noise: AdditiveNoise) -> Callable:
+    r"""The fill of an additive-noise family (:mod:`sampledprv.mechanisms.additive`),
+    made on first use and registered as the sampler kind ``noise.name``.
+
+    With :math:`d` = ``params[6]`` and :math:`z` = ``ppf(U)``, :math:`U` uniform on
+    :math:`(0, 1)`: from :math:`P_0` the loss is :math:`\log f(z) - \log f(z - d)`; from
+    :math:`Q_0` (output :math:`z + d`) it is :math:`\log f(z + d) - \log f(z)`.
+    """
+    known = _ADDITIVE.get(noise.name)
+    if known is not None:
+        if known != noise:
+            raise ValueError(f"two additive noises are named {noise.name!r}")
+        return SAMPLER_KINDS[noise.name]
+    if noise.name in SAMPLER_KINDS:
+        raise ValueError(f"additive noise name {noise.name!r} is a built-in sampler kind")
+    logpdf = njit(inline="always")(noise.logpdf)
+    ppf = njit(inline="always")(noise.ppf)
+
+    @njit(inline="always")
+    def loss(state, prm, from_p):  # pragma: no cover - numba
+        d = prm[_HEAD]
+        z = ppf(uniform_open(state))
+        if from_p:
+            return logpdf(z) - logpdf(z - d)
+        return logpdf(z + d) - logpdf(z)
+
+    fills = _with_sym({noise.name: make_fill(loss)})
+    _ADDITIVE[noise.name] = noise
+    SAMPLER_KINDS.update(fills)
+    return fills[noise.name]
+
+
+def kind_of_fill(fill: Callable) -> Optional[str]:
+    """The sampler kind whose fill is ``fill`` (``None`` for a user's fill)."""
+    for k, f in SAMPLER_KINDS.items():
+        if f is fill:
+            return k
+    return None
+
+
+def kind_fill(kind: str) -> Callable:
+    """The jitted ``fill(state, params, out)`` of a sampler kind."""
+    try:
+        return SAMPLER_KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown sampler kind {kind!r}; known: {sorted(SAMPLER_KINDS)}") \
+            from None
+
+
+def builtin_loss_sampler(mech: M.Mechanism, direction: str) -> Tuple[Callable, np.ndarray]:
+    """``(fill, params)``: the kernel protocol for an analytic spec."""
+    kind, params = builtin_source(mech, direction)
+    return kind_fill(kind), params

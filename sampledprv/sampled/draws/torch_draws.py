@@ -29,6 +29,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ... import mechanisms as M
+from ...mechanisms.additive import AdditiveNoise
+from ...mechanisms.registry import family_of
 
 __all__ = ["TorchLogDensityPair", "torch_loss_sampler", "require_torch", "default_device"]
 
@@ -125,25 +127,29 @@ class TorchLogDensityPair:
         return report
 
 
+#: sampler kinds (the family's ``numba_source``) that torch draws: kind -> torch kind
+_TORCH_KINDS = {"gaussian": "gauss", "laplace": "laplace", "gg": "gg"}
+
+
 def _base_params(mech: Any) -> tuple[str, float, float]:
-    """``(kind, d, beta)`` of a built-in base mechanism (kind gauss: d = mu)."""
-    if isinstance(mech, M.Gaussian):
-        return "gauss", mech.sensitivity / mech.sigma, 2.0
-    if isinstance(mech, M.Laplace):
-        return "laplace", mech.sensitivity / mech.scale, 1.0
-    if isinstance(mech, M.GGNMax):
-        mech = mech.as_generalized_gaussian()
-    if isinstance(mech, M.GeneralizedGaussian):
-        mech = mech.one_dimensional()
-        d = mech.sensitivity / mech.scale
-        if mech.beta == 1.0:
-            return "laplace", d, 1.0
-        if mech.beta == 2.0:
-            return "gauss", math.sqrt(2.0) * d, 2.0
-        return "gg", d, float(mech.beta)
-    raise ValueError(f"backend='torch' samples Gaussian, Laplace, GeneralizedGaussian, GGNMax, "
-                     f"their PoissonSubsampled versions and TorchLogDensityPair, not {mech!r}; "
-                     "use backend='numba' for it")
+    """``(kind, d, beta)`` of a built-in base mechanism (kind gauss: d = mu), from the
+    sampler kind its family names (:mod:`sampledprv.mechanisms.registry`)."""
+    try:
+        fam = family_of(mech)
+    except TypeError:
+        fam = None
+    src = None if fam is None or fam.numba_source is None else fam.numba_source(mech)
+    if src is not None and isinstance(src[0], AdditiveNoise):
+        return "additive", float(src[1][0]), src[0]           # type: ignore[return-value]
+    if src is None or src[0] not in _TORCH_KINDS:
+        raise ValueError(f"backend='torch' samples Gaussian, Laplace, GeneralizedGaussian, "
+                         "GGNMax (and any family whose sampler kind is gaussian, laplace or "
+                         "gg), their PoissonSubsampled versions and TorchLogDensityPair, not "
+                         f"{mech!r}; use backend='numba' for it")
+    kind, kp = src
+    d = float(kp[0])
+    beta = {"gaussian": 2.0, "laplace": 1.0}.get(kind)
+    return _TORCH_KINDS[kind], d, float(kp[1]) if beta is None else beta
 
 
 def torch_loss_sampler(mechanism: Any, direction: str) -> Callable:
@@ -171,6 +177,13 @@ def torch_loss_sampler(mechanism: Any, direction: str) -> Callable:
         """:math:`\\ell = \\log p_0/q_0` at an output from P0 or Q0 (``from_p``: a bool
         or a boolean tensor)."""
         dev = gen.device
+        if kind == "additive":       # inverse CDF of a uniform on (0, 1); beta is the noise
+            u = torch.rand(size, generator=gen, device=dev, dtype=f64)
+            u = torch.where(u > 0.0, u, torch.full_like(u, 2.0 ** -54))
+            z = beta.ppf_xp(u, torch)
+            lp = beta.logpdf_xp
+            return pick(from_p, lambda: lp(z, torch) - lp(z - d, torch),
+                        lambda: lp(z + d, torch) - lp(z, torch))
         if kind == "gauss":
             z = torch.randn(size, generator=gen, device=dev, dtype=f64)
             # P0: mu(mu/2 - z); Q0: -mu(mu/2 + z)

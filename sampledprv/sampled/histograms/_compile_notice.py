@@ -1,17 +1,38 @@
-"""One-line notice on stderr before a slow Numba compilation.
+"""Progress indication while a Numba kernel compiles, with an estimate of how long.
 
-The built-in sampling kernel compiles once (about 20 s on a laptop core) and is cached on
-disk; kernels of user fills compile once per process.  A silent 20-second pause looks
-like a hang, so :func:`announce_compile` prints one line to ``stderr`` before a call that
-will compile, and nothing when the compiled code is already loaded or cached.
+The sampling kernels compile per sampler kind on first use and are then cached on disk
+(:mod:`sampledprv.sampled.histograms.kernels`); kernels of user fills compile once per
+process.  A silent pause looks like a hang, so :func:`compiling` shows, before a call
+that will compile (and only then):
+
+* a tqdm bar on ``stderr`` counting the elapsed seconds against the estimate, when
+  progress bars are on (``progress=True``, or ``None`` and ``stderr`` is a terminal);
+* otherwise one line, ``sampledprv: compiling <what> (about N s, ...)...``.
+
+The estimate is honest rather than fixed: the CPU seconds each kernel took to compile on
+a reference core (:data:`COMPILE_CPU_S`, measured; the ``key`` of a kind), scaled by how
+busy the machine is (the 1-minute load average per core, at least 1).  When compilation
+runs past the estimate the bar's total grows with it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
-from typing import Any
+import threading
+import time
+from typing import Any, Iterator, Optional
 
-__all__ = ["will_compile", "announce_compile"]
+__all__ = ["will_compile", "announce_compile", "compiling", "estimate_seconds",
+           "COMPILE_CPU_S"]
+
+#: CPU seconds to compile one sampling kernel (and the samplers it calls) on one core
+#: of the reference machine (2-core Intel Xeon, Numba 0.68), per sampler kind (the
+#: CPU-time columns of ``benchmarks/bench_cold_start.py``); ``"user"`` (also used for
+#: additive-noise families) for a kernel around a user fill.
+COMPILE_CPU_S = {"gaussian": 5.0, "laplace": 5.0, "gg": 25.0, "two_point": 5.0,
+                 "table": 5.0, "user": 5.0}
 
 _announced: set[int] = set()
 
@@ -40,8 +61,96 @@ def will_compile(dispatcher: Any) -> bool:
     return not _cached_on_disk(dispatcher)
 
 
+def _busy_factor() -> float:
+    """How many times slower than on a free core: 1-minute load per core, at least 1."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):       # pragma: no cover - not on this platform
+        return 1.0
+    return max(1.0, load / max(1, os.cpu_count() or 1))
+
+
+def estimate_seconds(key: str) -> float:
+    """Expected wall seconds to compile the kernel ``key`` (a sampler kind or ``"user"``)
+    on this machine now."""
+    return COMPILE_CPU_S.get(key, COMPILE_CPU_S["user"]) * _busy_factor()
+
+
+def _show_bar(progress: Optional[bool]) -> bool:
+    if progress is False:
+        return False
+    try:
+        from tqdm import tqdm  # noqa: F401,PLC0415 - optional
+    except ImportError:
+        return False
+    if progress:
+        return True
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+@contextlib.contextmanager
+def compiling(dispatcher: Any, what: str, key: str, *, cached: bool = True,
+              progress: Optional[bool] = None) -> Iterator[None]:
+    """Context of a call that may compile ``dispatcher``: shows progress if it will.
+
+    Parameters
+    ----------
+    dispatcher
+        The Numba dispatcher about to be called.
+    what : str
+        What compiles, for the message (``"the gaussian sampling kernel"``).
+    key : str
+        Entry of :data:`COMPILE_CPU_S` giving the estimate.
+    cached : bool
+        Whether the result is cached on disk (said in the message).
+    progress : bool or None
+        ``True``/``False`` force the bar on/off; ``None``: a bar when ``stderr`` is a
+        terminal, else one line.
+    """
+    key_id = id(dispatcher)
+    if key_id in _announced or not will_compile(dispatcher):
+        yield
+        return
+    _announced.add(key_id)
+    est = estimate_seconds(key)
+    where = "cached on disk afterwards" if cached else "once per process"
+    if not _show_bar(progress):
+        print(f"sampledprv: compiling {what} (first use, about {est:.0f} s; {where})...",
+              file=sys.stderr, flush=True)
+        yield
+        return
+    from tqdm import tqdm  # noqa: PLC0415 - optional
+    bar = tqdm(total=round(est, 1), desc=f"compiling {what} ({where})", unit="s",
+               file=sys.stderr, bar_format="{desc}: {bar} {n:.0f}/{total:.0f} s (estimate)")
+    stop = threading.Event()
+    t0 = time.perf_counter()
+
+    def tick() -> None:
+        while not stop.wait(0.5):
+            el = time.perf_counter() - t0
+            if el > bar.total:
+                bar.total = round(el * 1.25, 1)
+            bar.n = round(el, 1)
+            bar.refresh()
+
+    th = threading.Thread(target=tick, name="sampledprv-compile-progress", daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        th.join()
+        el = time.perf_counter() - t0
+        bar.total = max(bar.total, round(el, 1))
+        bar.n = round(el, 1)
+        bar.close()
+
+
 def announce_compile(dispatcher: Any, what: str, expected: str) -> None:
-    """Print ``sampledprv: compiling <what> (<expected>)...`` once, if a call will compile."""
+    """Print ``sampledprv: compiling <what> (<expected>)...`` once, if a call will compile.
+
+    Kept for callers outside the sampling kernels; those use :func:`compiling`.
+    """
     key = id(dispatcher)
     if key in _announced or not will_compile(dispatcher):
         return

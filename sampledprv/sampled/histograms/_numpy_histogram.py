@@ -19,14 +19,12 @@ Privacy losses of the analytic specs (conventions of ``docs/concepts.md``, "Dire
 
 from __future__ import annotations
 
-import math
 from typing import Callable, Optional
 
 import numpy as np
 
-from ... import mechanisms as M
 from ...mechanisms.base import as_direction
-from ...mechanisms.registry import family_of
+from ...mechanisms.numpy_losses import spec_loss_sampler
 
 __all__ = ["loss_histogram", "numpy_loss_sampler", "histogram_of_samples"]
 
@@ -37,45 +35,15 @@ from .histogram import LossHistogram
 Sampler = Callable[[np.random.Generator, int], np.ndarray]
 
 
-def _base_losses(mech: M.Mechanism) -> tuple[Sampler, Sampler]:
-    r"""Samplers of :math:`\ell_0 = \log p_0/q_0` under P0 and under Q0 (the spec's
-    family's ``numpy_losses`` hook)."""
-    try:
-        fam = family_of(mech)
-    except TypeError:
-        fam = None
-    if fam is None or fam.numpy_losses is None:
-        raise TypeError(f"no numpy sampler for mechanism {mech!r}")
-    return fam.numpy_losses(mech)
-
-
 def numpy_loss_sampler(mechanism: object, direction: str) -> Sampler:
-    """``f(rng, size)`` drawing privacy losses of ``mechanism`` in ``direction``."""
+    """``f(rng, size)`` drawing privacy losses of ``mechanism`` in ``direction``: the
+    object's own ``numpy_loss_sampler`` hook, else the spec's family samplers
+    (:func:`sampledprv.mechanisms.numpy_losses.spec_loss_sampler`)."""
     direction = as_direction(direction).value
     hook = find_hook(mechanism, NUMPY_LOSS_SAMPLER)
     if hook is not None:
         return hook(direction)
-    if isinstance(mechanism, M.PoissonSubsampled):
-        q = mechanism.q
-        under_p0, under_q0 = _base_losses(mechanism.mechanism)
-        log1mq, logq = (math.log1p(-q) if q < 1 else -np.inf), math.log(q)
-
-        def g(l0: np.ndarray) -> np.ndarray:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return np.logaddexp(log1mq, logq + l0)
-
-        if direction == "remove":
-            def f(r: np.random.Generator, n: int) -> np.ndarray:
-                pick = r.random(n) < q
-                l0 = under_q0(r, n)
-                k = int(pick.sum())
-                if k:
-                    l0[pick] = under_p0(r, k)
-                return g(l0)
-            return f
-        return lambda r, n: -g(under_q0(r, n))
-    under_p0, under_q0 = _base_losses(mechanism)  # type: ignore[arg-type]
-    return under_p0 if direction == "remove" else (lambda r, n: -under_q0(r, n))
+    return spec_loss_sampler(mechanism, direction)
 
 
 def histogram_of_samples(y: np.ndarray, lo: float, h: float, bins: int) -> LossHistogram:

@@ -9,7 +9,7 @@ import numpy as np
 from ._binning import bin_losses
 
 __all__ = ["Progress", "python_histogram", "FALLBACK_BLOCK", "tqdm_or_none",
-           "check_progress"]
+           "check_progress", "stderr_is_terminal"]
 
 TQDM_HINT = "install tqdm (pip install tqdm) or turn progress bars off"
 
@@ -39,17 +39,30 @@ FALLBACK_BLOCK = 1 << 16   #: draws per numpy Generator in the Python fallback p
 _AUTO_PROGRESS_S = 2.0     #: show a progress bar when the run is expected to last longer
 
 
+def stderr_is_terminal() -> bool:
+    """Whether ``stderr`` is a terminal (automatic progress bars show only there)."""
+    import sys  # noqa: PLC0415
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError):    # replaced or closed stream
+        return False
+
+
 class Progress:
     """tqdm bar, created lazily once the run is expected to last > _AUTO_PROGRESS_S.
 
-    ``mode`` True/False forces the bar on/off; ``None`` decides from the rate measured
-    after the first chunk (which may include compilation, so it is not used).
+    ``mode`` True/False forces the bar on/off; ``None`` (automatic) shows it only when
+    ``stderr`` is a terminal, deciding from the rate measured after the first chunk
+    (which may include compilation, so it is not used).  ``unit`` names what ``total``
+    counts.
     """
 
-    def __init__(self, mode: bool | None, total: int, desc: str) -> None:
-        self.mode, self.total, self.desc = mode, total, desc
+    def __init__(self, mode: bool | None, total: int, desc: str, unit: str = "draw") -> None:
+        self.mode, self.total, self.desc, self.unit = mode, total, desc, unit
         self.bar = None
         check_progress(mode)
+        if mode is None and not stderr_is_terminal():
+            self.mode = False
         self.t0: float | None = None
         self.count = 0
         self.count0 = 0
@@ -63,7 +76,7 @@ class Progress:
             if self.total and self.mode is True:  # pragma: no cover - check_progress
                 raise ImportError(f"progress bars need the tqdm package: {TQDM_HINT}")
             return
-        self.bar = tqdm(total=self.total, desc=self.desc, unit="draw", unit_scale=True,
+        self.bar = tqdm(total=self.total, desc=self.desc, unit=self.unit, unit_scale=True,
                         initial=self.count)
 
     def update(self, k: int) -> None:

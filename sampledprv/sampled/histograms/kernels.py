@@ -58,16 +58,20 @@ imported libraries).  The chunk loop runs in Python between kernel calls, so Ctr
 stops a run within one chunk (milliseconds), and a tqdm progress bar reports
 progress.
 
-Compilation.  The built-in kernel and samplers are compiled once and cached on disk
-(``cache=True``); kernels of user fills compile once per process.  Numba's cache does
-not track dependencies across files: after editing a sampler module, delete the
-``__pycache__/*.nbi``/``*.nbc`` files of :mod:`sampledprv.sampled.draws` and
-:mod:`sampledprv.sampled.histograms` (an edit of this file invalidates them too; the
-tabulated-law kind of ``builtin_fill`` was added that way).
+Compilation.  One kernel body (:func:`_kernel_template`, and its serial twin) is
+specialized per source: for each built-in sampler kind (``"gaussian"``, ``"gg"``, ...,
+:mod:`sampledprv.sampled.draws._mechloss`) a copy whose global ``fill`` is that kind's
+fill, compiled on the first use of that kind only and cached on disk (``cache=True``,
+one cache entry per kind and threading mode); kernels of user fills compile once per
+process.  While a kernel compiles, :mod:`._compile_notice` shows a bar (or a line) with
+an estimate.  Numba's cache does not track dependencies across files:
+:mod:`sampledprv._numba_cache` deletes every cached kernel of the package when any of
+its source files changed.
 """
 
 from __future__ import annotations
 
+import types
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -77,8 +81,8 @@ from numba import njit, prange
 from numba.core.registry import CPUDispatcher
 
 from ... import mechanisms as M
-from ._compile_notice import announce_compile
-from ..draws._mechloss import builtin_fill, builtin_params
+from ._compile_notice import compiling
+from ..draws._mechloss import builtin_source, kind_fill, kind_of_fill
 from ..draws.hooks import LOSS_SAMPLER, find_hook
 from ..draws.rng import seed_states
 from ._binning import _ABOVE, _BELOW, _NAN, _NEG, _POS, _bin_index, _count, bin_losses
@@ -92,16 +96,13 @@ NUM_STREAMS = 256          #: logical random streams per run (fixed: reproducibi
 BLOCK = 1024               #: draws per call of a source's fill function
 
 
-@njit(cache=True, parallel=True)
-def _builtin_kernel(params, states, remaining, done, per_stream, lo, h, hist, extra,
-                    nan_at):  # pragma: no cover - numba
+def _kernel_template(params, states, remaining, done, per_stream, lo, h, hist, extra,
+                     nan_at):  # pragma: no cover - numba
     """Advance every stream by up to ``per_stream`` draws (a multiple of BLOCK).
 
     Thread ``t`` owns streams ``t, t + T, ...`` and histogram row ``t``; ``nan_at[s]``
-    records the index (within stream ``s``) of the first NaN loss.  This is the kernel
-    of the built-in specs (``builtin_fill`` is a global, so the kernel is cached on
-    disk); :func:`_make_chunk_kernel` builds the same kernel for user fills.
-    KEEP THE TWO BODIES IDENTICAL (``test_user_kernel_matches_builtin_kernel``).
+    records the index (within stream ``s``) of the first NaN loss.  ``fill`` is a global
+    of each copy of this function (:func:`_specialize`): one kernel per source.
     """
     n_thr = hist.shape[0]
     n_str = states.shape[0]
@@ -121,7 +122,7 @@ def _builtin_kernel(params, states, remaining, done, per_stream, lo, h, hist, ex
             while k0 < m:
                 k = min(BLOCK, m - k0)
                 out = buf[:k]
-                builtin_fill(st, prm, out)
+                fill(st, prm, out)  # noqa: F821 - a global of each specialized copy
                 _bin_index(out, k, lo, h, inv_h, bins, idx)
                 first_nan = _count(idx, k, hist, t, extra)
                 if first_nan >= 0 and nan_at[s] < 0:
@@ -132,10 +133,9 @@ def _builtin_kernel(params, states, remaining, done, per_stream, lo, h, hist, ex
             done[s] += m
 
 
-@njit(cache=True)
-def _builtin_kernel_serial(params, states, remaining, done, per_stream, lo, h, hist, extra,
-                           nan_at):  # pragma: no cover - numba
-    """:func:`_builtin_kernel` on the calling thread only (``hist`` has one row).
+def _kernel_serial_template(params, states, remaining, done, per_stream, lo, h, hist, extra,
+                            nan_at):  # pragma: no cover - numba
+    """:func:`_kernel_template` on the calling thread only (``hist`` has one row).
 
     Used when one thread is asked for (shards run by executors and Dask workers): it
     never touches Numba's threading layer, so it is safe in forked processes and in
@@ -154,7 +154,7 @@ def _builtin_kernel_serial(params, states, remaining, done, per_stream, lo, h, h
         while k0 < m:
             k = min(BLOCK, m - k0)
             out = buf[:k]
-            builtin_fill(st, params, out)
+            fill(st, params, out)  # noqa: F821 - a global of each specialized copy
             _bin_index(out, k, lo, h, inv_h, bins, idx)
             first_nan = _count(idx, k, hist, 0, extra)
             if first_nan >= 0 and nan_at[s] < 0:
@@ -165,50 +165,42 @@ def _builtin_kernel_serial(params, states, remaining, done, per_stream, lo, h, h
         done[s] += m
 
 
-def _make_chunk_kernel(fill: Callable, parallel: bool = True) -> Callable:
-    """The chunk kernel of :func:`_builtin_kernel` for a user ``fill(state, params, out)``.
+def _specialize(fill: Callable, parallel: bool, name: str | None) -> Callable:
+    """A jitted copy of the kernel template whose global ``fill`` is ``fill``.
 
-    ``fill`` is a compile-time constant (closure variable), not an argument: Numba
-    cannot cache kernels that take dispatchers as arguments, and closures over user
-    functions are not cacheable either, so these kernels compile once per process
-    (memoized by :func:`_chunk_kernel`).
+    The copy shares the template's code object (one body for every source) and gets its
+    own globals.  With a ``name`` (a built-in sampler kind) the copy is cached on disk
+    under the qualified name ``_kernel_<name>_<parallel|serial>``: Numba keys its cache by
+    file and qualified name, so each kind has its own cache entry and compiles only when
+    that kind is first used.  User fills (``name=None``) compile once per process: their
+    identity does not survive the process, so they are not cached.
     """
-    def kernel(params, states, remaining, done, per_stream, lo, h, hist, extra,
-               nan_at):  # pragma: no cover - numba
-        n_thr = hist.shape[0]
-        n_str = states.shape[0]
-        bins = hist.shape[1]
-        inv_h = 1.0 / h
-        for t in prange(n_thr):
-            buf = np.empty(BLOCK)
-            idx = np.empty(BLOCK, dtype=np.int64)
-            prm = params.copy()
-            local = states[0:1].copy()
-            st = local[0]
-            for s in range(t, n_str, n_thr):
-                m = min(remaining[s], per_stream)
-                local[0] = states[s]
-                k0 = 0
-                while k0 < m:
-                    k = min(BLOCK, m - k0)
-                    out = buf[:k]
-                    fill(st, prm, out)
-                    _bin_index(out, k, lo, h, inv_h, bins, idx)
-                    first_nan = _count(idx, k, hist, t, extra)
-                    if first_nan >= 0 and nan_at[s] < 0:
-                        nan_at[s] = done[s] + k0 + first_nan
-                    k0 += k
-                states[s] = local[0]
-                remaining[s] -= m
-                done[s] += m
-    return njit(parallel=parallel)(kernel)
+    template = _kernel_template if parallel else _kernel_serial_template
+    glb = dict(template.__globals__)
+    glb["fill"] = fill
+    func = types.FunctionType(template.__code__, glb, template.__name__,
+                              template.__defaults__, template.__closure__)
+    func.__module__ = template.__module__
+    func.__doc__ = template.__doc__
+    if name is not None:
+        func.__qualname__ = f"_kernel_{name}_{'parallel' if parallel else 'serial'}"
+        return njit(cache=True, parallel=parallel)(func)
+    return njit(parallel=parallel)(func)
+
+
+@lru_cache(maxsize=None)
+def _builtin_kernel(kind: str, parallel: bool = True) -> Callable:
+    """The cached kernel of a built-in sampler kind (compiled on first use)."""
+    return _specialize(kind_fill(kind), parallel, kind)
 
 
 @lru_cache(maxsize=None)
 def _chunk_kernel(fill: Callable, parallel: bool = True) -> Callable:
-    if fill is builtin_fill:
-        return _builtin_kernel if parallel else _builtin_kernel_serial
-    return _make_chunk_kernel(fill, parallel)
+    """The kernel of a user ``fill(state, params, out)`` (compiled once per process)."""
+    kind = kind_of_fill(fill)
+    if kind is not None:
+        return _builtin_kernel(kind, parallel)
+    return _specialize(fill, parallel, None)
 
 
 @lru_cache(maxsize=None)
@@ -228,7 +220,8 @@ def _resolve_source(mechanism: Any, direction: str) -> tuple[str, Any, np.ndarra
     """``("numba", fill3, params)`` or ``("python", sample, None)``."""
     hook = find_hook(mechanism, LOSS_SAMPLER)
     if isinstance(mechanism, M.Mechanism) and hook is None:
-        return "numba", builtin_fill, builtin_params(mechanism, direction)
+        kind, params = builtin_source(mechanism, direction)
+        return "numba", kind_fill(kind), params
     if hook is None:
         raise TypeError(
             f"cannot sample the privacy loss of {mechanism!r}: pass a mechanism spec of "
@@ -332,12 +325,11 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
     hist = np.zeros((n_threads, bins), dtype=np.int64)
     extra = np.zeros((n_threads, 5), dtype=np.int64)
     kernel = _chunk_kernel(fill, n_threads > 1)
-    if kernel is _builtin_kernel or kernel is _builtin_kernel_serial:
-        announce_compile(kernel, "the sampling kernels",
-                         "first use, about 20 s; cached on disk afterwards")
-    else:
-        announce_compile(kernel, f"the sampling kernel of {type(mechanism).__name__}",
-                         "first use in this process, up to about 10 s")
+    kind = kind_of_fill(fill)
+    what = (f"the {kind} sampling kernel" if kind is not None
+            else f"the sampling kernel of {type(mechanism).__name__}")
+    notice = compiling(kernel, what, kind or "user", cached=kind is not None,
+                       progress=progress)
     bar = Progress(progress, n, f"sampling {direction} losses")
     old_threads = numba.get_num_threads()
     if n_threads > 1:
@@ -345,7 +337,14 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
     try:
         left = n
         while left > 0:
-            kernel(params, states, remaining, done, per_stream, lo, h, hist, extra, nan_at)
+            if notice is not None:          # the first call may compile: show progress
+                with notice:
+                    kernel(params, states, remaining, done, per_stream, lo, h, hist, extra,
+                           nan_at)
+                notice = None
+            else:
+                kernel(params, states, remaining, done, per_stream, lo, h, hist, extra,
+                       nan_at)
             if extra[:, _NAN].any():
                 s = int(np.flatnonzero(nan_at >= 0)[0])
                 raise ValueError(

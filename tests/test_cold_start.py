@@ -1,0 +1,136 @@
+"""Cold start (issue 24): per-kind kernels, compile progress, fast Clopper-Pearson."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import sampledprv as sp
+from sampledprv.sampled.certification.envelopes import _CP_CHUNK, cp_lower, cp_upper
+from sampledprv.sampled.draws._mechloss import SAMPLER_KINDS, builtin_source
+from sampledprv.sampled.histograms import _compile_notice as notice
+from sampledprv.sampled.histograms._pypath import Progress
+from sampledprv.sampled.histograms.kernels import _builtin_kernel, _chunk_kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_family_names_a_known_sampler_kind():
+    specs = [sp.Gaussian(1.0), sp.Laplace(1.0), sp.GeneralizedGaussian(beta=1.5, scale=1.0),
+             sp.GeneralizedGaussian(beta=1.0, scale=1.0), sp.RandomizedResponse(p=0.7),
+             sp.Binomial(trials=4, p=0.5)]
+    kinds = [builtin_source(m, "remove")[0] for m in specs]
+    assert kinds == ["gaussian", "laplace", "gg", "laplace", "two_point", "table"]
+    assert set(kinds) <= set(SAMPLER_KINDS)
+
+
+def test_one_kernel_per_kind_sharing_one_body():
+    g, gg = _builtin_kernel("gaussian", True), _builtin_kernel("gg", True)
+    assert g is not gg and g is _chunk_kernel(SAMPLER_KINDS["gaussian"], True)
+    assert g.py_func.__code__ is gg.py_func.__code__          # one body
+    assert g.py_func.__globals__["fill"] is SAMPLER_KINDS["gaussian"]
+    assert gg.py_func.__globals__["fill"] is SAMPLER_KINDS["gg"]
+    # distinct qualified names: distinct on-disk cache entries per kind
+    assert g.py_func.__qualname__ == "_kernel_gaussian_parallel"
+    assert _builtin_kernel("gg", False).py_func.__qualname__ == "_kernel_gg_serial"
+
+
+@pytest.mark.slow
+def test_fresh_process_compiles_only_the_kind_it_samples(tmp_path):
+    code = textwrap.dedent("""
+        import sampledprv as sp
+        from sampledprv.sampled import loss_histogram
+        from sampledprv.sampled.histograms._compile_notice import will_compile
+        from sampledprv.sampled.histograms.kernels import _builtin_kernel
+        g = _builtin_kernel("gaussian", True)
+        print("before", will_compile(g))
+        loss_histogram(sp.Gaussian(1.0), direction="remove", n=5000, lo=-3.0, h=0.01,
+                       bins=600, seed=0, n_threads=2, progress=False)
+        print("gg compiled", bool(_builtin_kernel("gg", True).signatures))
+    """)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT),
+               NUMBA_NUM_THREADS="2")
+    run = [sys.executable, "-c", code]
+    first = subprocess.run(run, env=env, capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stderr
+    assert "before True" in first.stdout and "gg compiled False" in first.stdout
+    assert "compiling the gaussian sampling kernel" in first.stderr
+    second = subprocess.run(run, env=env, capture_output=True, text=True, timeout=900)
+    assert second.returncode == 0, second.stderr
+    assert "before False" in second.stdout                     # loaded from the disk cache
+    assert "compiling" not in second.stderr
+
+
+class _Uncompiled:
+    signatures: list = []
+
+
+def test_compile_notice_line_with_estimate(capsys, monkeypatch):
+    monkeypatch.setattr(notice, "_busy_factor", lambda: 2.0)
+    first, other = _Uncompiled(), _Uncompiled()
+    with notice.compiling(first, "the test kernel", "gaussian", progress=False):
+        pass
+    err = capsys.readouterr().err
+    est = 2.0 * notice.COMPILE_CPU_S["gaussian"]
+    assert f"compiling the test kernel (first use, about {est:.0f} s" in err
+    with notice.compiling(other, "the test kernel", "gaussian", progress=False):
+        pass                                   # another dispatcher: announced too
+    assert "compiling" in capsys.readouterr().err
+
+
+def test_compile_notice_bar_when_asked(capsys):
+    d = _Uncompiled()
+    with notice.compiling(d, "the test kernel", "gg", progress=True):
+        pass
+    assert "compiling the test kernel" in capsys.readouterr().err
+    with notice.compiling(d, "the test kernel", "gg", progress=True):
+        pass                                   # same dispatcher: once only
+    assert capsys.readouterr().err == ""
+
+
+def test_no_notice_when_already_compiled(capsys):
+    class Done:
+        signatures = [("float64",)]
+    with notice.compiling(Done(), "x", "gg", progress=True):
+        pass
+    assert capsys.readouterr().err == ""
+
+
+def test_automatic_progress_is_off_without_a_terminal(capsys):
+    bar = Progress(None, 10, "x")           # pytest's stderr is not a terminal
+    assert bar.mode is False
+    assert Progress(True, 10, "x").bar is not None
+
+
+def test_clopper_pearson_chunks_are_bit_identical():
+    n = 10**6
+    k = np.concatenate([np.arange(0, 3 * _CP_CHUNK + 17, dtype=np.float64), [n - 1, n]])
+    a = 1e-9 / 65539
+    up, low = cp_upper(k, n, a), cp_lower(k, n, a)
+    m = k < n
+    want_up = np.ones_like(k)
+    want_up[m] = stats.beta.ppf(1.0 - a, k[m] + 1.0, n - k[m])
+    m = k > 0
+    want_low = np.zeros_like(k)
+    want_low[m] = stats.beta.ppf(a, k[m], n - k[m] + 1.0)
+    assert np.array_equal(up, want_up) and np.array_equal(low, want_low)
+
+
+def test_calibrate_progress_bar(capsys):
+    res = sp.calibrate(lambda s: sp.Gaussian(s), count=3, epsilon=2.0, delta=1e-5,
+                       progress=True)
+    err = capsys.readouterr().err
+    assert "calibrate" in err and "evaluation" in err
+    assert res.interval.upper <= 2.0
+    sp.calibrate(lambda s: sp.Gaussian(s), count=3, epsilon=2.0, delta=1e-5)
+    assert capsys.readouterr().err == ""          # automatic: no terminal, no bar
+    with pytest.raises(ValueError, match="progress"):
+        sp.calibrate(lambda s: sp.Gaussian(s), count=3, epsilon=2.0, delta=1e-5,
+                     progress="yes")
