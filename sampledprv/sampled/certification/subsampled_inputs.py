@@ -54,6 +54,7 @@ import numpy as np
 
 from ...rdp.subsampled import (integer_order, subsampled_fractional_bound,
                                subsampled_general_bound, subsampled_remove_bound)
+from ..histograms.empirical import EmpiricalPRV
 from .inputs import LogDensityPair, PrivacyLossSampler
 from .tail_inputs import RenyiTable, as_loss_range, as_renyi
 
@@ -315,9 +316,114 @@ def user_for_relation(spec: Any, relation: Any) -> Any:
 
 
 def fixed_size_user_bounds(spec: Any, relation: Any) -> tuple:
-    """``(upper, lower)`` sources of a fixed-size batch of a user pair under substitution."""
+    """``(upper, lower)`` sources of a fixed-size batch of a user pair under substitution:
+    the :class:`SplicedSymmetricPair` of the member, and the member (module docstring of
+    :mod:`sampledprv.mechanisms.substitution`, and *Fixed-size batches of a user pair* in
+    the design notes)."""
     member = user_for_relation(spec, relation)
-    raise _unsupported(spec, relation, "not implemented yet")  # replaced below
+    if not getattr(spec.mechanism, "symmetric", False):
+        raise _unsupported(spec, relation, "sampling without replacement of a user pair is "
+                           "certified for symmetric pairs only (LogDensityPair(symmetric="
+                           "True), or a PrivacyLossSampler without sample_add): the upper "
+                           "end is Dong, Roth and Su's C_gamma(f) with f = T(P0, Q0), whose "
+                           "dominating pair is known when the pair is symmetric")
+    return SplicedSymmetricPair(member), member
+
+
+@dataclass(frozen=True, eq=False)
+class SplicedEmpiricalPRV(EmpiricalPRV):
+    """An :class:`EmpiricalPRV` of the symmetric dominating pair spliced from a member's
+    two histograms (:meth:`SplicedSymmetricPair.empirical`), with its Renyi bound."""
+
+    renyi: Any = None
+    renyi_source: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class SplicedSymmetricPair:
+    r"""The symmetric dominating pair :math:`S` of a fixed-size batch of a symmetric user
+    pair under substitution, known through the member
+    :math:`(P^*, Q^*) = ((1-\gamma)Q_0 + \gamma P_0, Q_0)`.
+
+    Dong, Roth and Su (2022, "Gaussian differential privacy", JRSS-B, arXiv 1905.02383,
+    Theorem 4.2) make the batch :math:`C_\gamma(f)`-DP for :math:`f = T(P_0, Q_0)`; the
+    profile of :math:`C_\gamma(f)` is that of :math:`S`, whose loss has the law of the
+    member's remove loss :math:`R` on :math:`(0, \infty)`, of the member's add loss
+    :math:`A` on :math:`(-\infty, 0)` and an atom at 0 (the remove direction of the member
+    is the larger for :math:`\alpha \ge 1` because the pair is symmetric: the perspective
+    argument of the design notes uses only the symmetry of the base profile).  Hence
+    :math:`P[S \ge t] = P[A \ge t]` for :math:`t \le 0` and :math:`P[R \ge t]` for
+    :math:`t > 0`: the tail counts of :math:`S` at the edges :math:`t_j \le 0` are those of
+    an ``n``-draw histogram of :math:`A`, at :math:`t_j > 0` those of one of :math:`R`, each
+    binomial with the right rate, and the envelope's Clopper-Pearson tests are marginal
+    (union bound), so the spliced histogram certifies the upper end without the masses
+    :math:`P^*(\ell > 0)`, :math:`Q^*(\ell > 0)` that a sampler of :math:`S` would need.
+    Where the spliced counts are not monotone they are raised (valid for the upper end,
+    the only end taken from :math:`S`).
+    """
+
+    member: SubsampledUserPair
+    symmetric = True
+
+    @property
+    def name(self) -> str:
+        return f"symmetric dominating pair of the fixed-size {self.member!r}"
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def check(self, rng: Optional[np.random.Generator] = None, n: int = 4096) -> dict:
+        return self.member.check(rng, n)
+
+    def renyi(self, order: float, direction: str) -> float:
+        r""":math:`D_a(S) \le \log(e^{(a-1) D_a(P^*\|Q^*)} + 1)/(a-1)` (the loss of
+        :math:`S` is the member's remove loss on :math:`\{\ell > 0\}` and at most 0
+        elsewhere)."""
+        d = self.member._amplified(float(order), "remove")
+        if not math.isfinite(d):
+            return math.inf
+        a1 = float(order) - 1.0
+        return float(np.logaddexp(a1 * d, 0.0)) / a1 * (1.0 + 1e-12)
+
+    def empirical(self, accountant: Any, index: int) -> SplicedEmpiricalPRV:
+        """Sample the member's two histograms on one window with the settings of
+        ``accountant`` (an inner accountant of a bracketed composition) and splice them."""
+        from ..histograms.histogram import LossHistogram, tail_counts
+        from ..histograms.sharding import HistogramJob
+        from ..histograms.window import choose_window
+        n, bins = accountant.n_samples, accountant._bins()
+        root = np.random.SeedSequence([int(accountant._seed_value), 0x5B1CE, int(index)])
+        seeds = root.spawn(4)
+        wins = [choose_window(self.member, d, n, bins, np.random.default_rng(seeds[i]))
+                for i, d in enumerate(("add", "remove"))]
+        lo = min(wins[0][0], 0.0)
+        hi = max(wins[1][0] + wins[1][1] * wins[1][2], wins[0][1])
+        h = 2.0 ** math.ceil(math.log2((hi - lo) / (bins - 2)))
+        lo = math.floor(lo / h) * h
+        nb = int(math.ceil((hi - lo) / h)) + 1
+        jobs = [HistogramJob(self.member, d, n, lo, h, nb, seeds[2 + i],
+                             shard_size=accountant.shard_size,
+                             label=f"spliced{index}-{d}", backend=accountant.backend,
+                             device=accountant.device)
+                for i, d in enumerate(("add", "remove"))]
+        h_add, h_rem = accountant._run(jobs)
+        edges = lo + h * np.arange(nb + 1)
+        t = np.where(edges <= 0.0, tail_counts(h_add), tail_counts(h_rem))
+        t = np.maximum.accumulate(t[::-1])[::-1]           # nonincreasing, raised only
+        pos = int(h_rem.pos_inf)
+        above = int(t[-1]) - pos
+        counts = (t[:-1] - t[1:]).astype(np.int64)
+        neg = int(h_add.neg_inf)
+        below = max(int(n - t[0]) - neg, 0)
+        total = int(counts.sum()) + below + above + pos + neg
+        hist = LossHistogram(counts, below, above, pos, neg, total, float(lo), float(h))
+        return SplicedEmpiricalPRV(hist, None, self.name, renyi=self.renyi,
+                                   renyi_source=self.renyi_source)
+
+    @property
+    def renyi_source(self) -> str:
+        return ("Renyi bound of the symmetric dominating pair, log(e^{(a-1) D_a} + 1)/(a-1) "
+                "from the member's " + self.member.renyi_source)
 
 
 def _register() -> None:
