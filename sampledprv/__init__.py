@@ -37,6 +37,7 @@ _LAZY: dict[str, str] = {
     # accountants
     "Accountant": ".accountant",
     "SampledAccountant": ".sampled",
+    "ShuffleAccountant": ".shuffle",
     # sampled inputs and tools
     "EmpiricalPRV": ".sampled",
     "LogDensityPair": ".sampled",
@@ -65,6 +66,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager form
     from .gg_dimension import spread_epsilons, spread_lower_bound
     from .gg_vector import GeneralizedGaussianVector, VectorGGAccountant
     from .gg_tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
+    from .shuffle import ShuffleAccountant
     from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler,
                           SampledAccountant, ValidationReport, min_samples, plan_samples,
                           validate)
@@ -75,7 +77,7 @@ __all__ = [
     "RandomizedResponse", "PureDP", "ApproxDP", "PoissonSubsampled",
     "Direction", "NeighbouringRelation",
     # accountants
-    "PrivacyAccountant", "Accountant", "SampledAccountant",
+    "PrivacyAccountant", "Accountant", "SampledAccountant", "ShuffleAccountant",
     # sampled inputs and tools
     "LogDensityPair", "PrivacyLossSampler", "EmpiricalPRV", "ValidationReport", "validate",
     "min_samples", "plan_samples",
