@@ -132,7 +132,7 @@ def _format(m: Shuffled) -> str:
 
 register(Family(
     name="shuffled", types=(Shuffled,), loss_pair=_refuse,
-    numpy_losses=_refuse, for_relation=_same,
+    numba_source=_refuse, numpy_losses=_refuse, for_relation=_same,
     cli=(CliKind("shuffled", (("sigma",), ("steps",)), ("sensitivity",), (),
                  "shuffled sigma=1 steps=100",
                  "DP-SGD epoch with shuffled batches (count = epochs): certified lower end, "

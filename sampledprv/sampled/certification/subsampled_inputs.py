@@ -429,7 +429,7 @@ class SplicedSymmetricPair:
 def _register() -> None:
     from ...mechanisms.registry import Family, register
     register(Family(name="subsampled_user_pair", types=(SubsampledUserPair,),
-                    loss_pair=_refuse_analytic,
+                    loss_pair=_refuse_analytic, numpy_losses=_refuse_analytic,
                     relations_note="sampled accountant only"))
 
 
