@@ -147,3 +147,18 @@ def test_spliced_histogram_takes_each_side_from_its_own_direction():
         assert t[j] / hist.n == pytest.approx(ref, abs=0.01)
     # its Renyi bound covers the member's remove divergence
     assert up.renyi(2.0, "add") >= member.renyi(2.0, "remove")
+
+
+@pytest.mark.slow
+def test_coverage_of_the_subsampled_user_pair_over_seeds():
+    """Small n, alpha = 0.1: the certified delta(eps) interval of a subsampled Gaussian
+    pair misses the analytic value at most as often as the binomial bound allows."""
+    q, k, eps, n, seeds, alpha = 0.2, 3, 0.5, 4000, 60, 0.1
+    exact = sp.Accountant().compose(sp.PoissonSubsampled(sp.Gaussian(1.0), q), k).delta(eps)
+    misses = 0
+    for s in range(seeds):
+        iv = sp.SampledAccountant(n, alpha=alpha, seed=100 + s, bins=256).compose(
+            sp.PoissonSubsampled(gauss_pair(), q), k).delta(eps)
+        misses += not (iv.lower <= exact.upper and exact.lower <= iv.upper)
+    # at most alpha per run; 3 standard deviations above alpha * seeds
+    assert misses <= alpha * seeds + 3 * math.sqrt(seeds * alpha * (1 - alpha))
