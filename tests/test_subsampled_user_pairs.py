@@ -162,3 +162,47 @@ def test_coverage_of_the_subsampled_user_pair_over_seeds():
         misses += not (iv.lower <= exact.upper and exact.lower <= iv.upper)
     # at most alpha per run; 3 standard deviations above alpha * seeds
     assert misses <= alpha * seeds + 3 * math.sqrt(seeds * alpha * (1 - alpha))
+
+
+@pytest.mark.slow
+def test_kernel_form_pairs_are_fused_and_draw_the_same_law():
+    """kernel=True pairs get a jitted fill of the subsampled loss (the parallel kernel),
+    with the law of the numpy path."""
+    from numba import njit
+
+    from sampledprv.sampled.draws import rng as R
+    from sampledprv.sampled.draws.user_fills import fill_as_sampler
+
+    mu, q = 1.5, 0.3
+
+    @njit
+    def lp(w):
+        return -0.5 * (w - mu) ** 2
+
+    @njit
+    def lq(w):
+        return -0.5 * w * w
+
+    @njit
+    def sp_(state):
+        return mu + R.normal(state)
+
+    @njit
+    def sq_(state):
+        return R.normal(state)
+
+    @njit
+    def fill(state, out):
+        for i in range(out.shape[0]):
+            out[i] = mu * mu / 2 + mu * R.normal(state)
+
+    spec = sp.PoissonSubsampled(sp.Gaussian(1 / mu), q)
+    for base in (sp.LogDensityPair(lp, lq, sp_, sq_, symmetric=True, kernel=True),
+                 sp.PrivacyLossSampler(fill, kernel=True)):
+        src = resolve_relation(sp.PoissonSubsampled(base, q), "add_remove")
+        for d in ("remove", "add"):
+            f = src.loss_sampler(d)
+            assert hasattr(f, "py_func")          # a jitted fill, not the numpy path
+            y = fill_as_sampler(f)(np.random.default_rng(1), 20000)
+            law = privacy_loss(spec, d)
+            assert stats.kstest(y, lambda x: law.cdf(np.asarray(x, dtype=float))).pvalue > 1e-4

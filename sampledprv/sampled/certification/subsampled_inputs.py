@@ -51,12 +51,22 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import numpy as np
+from numba import njit
 
+from ...mechanisms.base import NeighbouringRelation, as_relation
+from ...mechanisms.registry import Family, UnsupportedRelationError, register
+from ...mechanisms.substitution import FixedSizeSubsampled
 from ...rdp.subsampled import (integer_order, subsampled_fractional_bound,
                                subsampled_general_bound, subsampled_remove_bound)
+from ..draws.rng import uniform_aux
+from ..draws.samplers import subsampled_loss
 from ..histograms.empirical import EmpiricalPRV
+from ..histograms.histogram import LossHistogram, tail_counts
+from ..histograms.sharding import HistogramJob
+from ..histograms.window import choose_window
 from .inputs import LogDensityPair, PrivacyLossSampler
 from .tail_inputs import RenyiTable, as_loss_range, as_renyi
+from .tail_sources import DEFAULT_ORDERS
 
 __all__ = ["SubsampledUserPair", "is_user_input", "poisson_user_pair"]
 
@@ -156,7 +166,16 @@ class SubsampledUserPair:
             return remove
         return lambda r, n: -_g(under_q0(r, n), q)
 
-    loss_sampler = numpy_loss_sampler
+    def loss_sampler(self, direction: str) -> Any:
+        """Kernel source (:mod:`sampledprv.sampled.draws.hooks`): a fused jitted
+        ``fill(state, out)`` when the pair is in kernel form (``kernel=True``), else the
+        numpy sampler."""
+        if not getattr(self.base, "kernel", False):
+            return self.numpy_loss_sampler(direction)
+        key = "fill-" + str(direction)
+        if key not in self._cache:
+            self._cache[key] = _subsampled_fill(self.base, self.q, str(direction) == "remove")
+        return self._cache[key]
 
     def check(self, rng: Optional[np.random.Generator] = None, n: int = 4096) -> dict:
         """The base pair's checks (:meth:`LogDensityPair.check`)."""
@@ -200,7 +219,6 @@ class SubsampledUserPair:
         if r is None:
             self._cache[key] = None
             return None
-        from .tail_sources import DEFAULT_ORDERS
         sym = bool(getattr(self.base, "symmetric", False))
         dirs = ("remove", "add") if sym else (direction,)
         if isinstance(r, RenyiTable):
@@ -287,7 +305,6 @@ def _refuse_analytic(pair: SubsampledUserPair) -> Any:
 
 
 def _unsupported(spec: Any, relation: Any, why: str) -> Exception:
-    from ...mechanisms.registry import UnsupportedRelationError
     return UnsupportedRelationError(
         f"{type(spec).__name__} of a {type(spec.mechanism).__name__} cannot certify the "
         f"neighbouring relation {getattr(relation, 'value', relation)!r}: {why}")
@@ -296,8 +313,6 @@ def _unsupported(spec: Any, relation: Any, why: str) -> Exception:
 def user_for_relation(spec: Any, relation: Any) -> Any:
     """The source of a subsampled user pair under ``relation`` (called by
     :func:`sampledprv.mechanisms.substitution.subsampled_for_relation`)."""
-    from ...mechanisms.base import NeighbouringRelation, as_relation
-    from ...mechanisms.substitution import FixedSizeSubsampled
     rel = as_relation(relation)
     if isinstance(spec, FixedSizeSubsampled):
         if rel is NeighbouringRelation.ADD_REMOVE:
@@ -388,9 +403,6 @@ class SplicedSymmetricPair:
     def empirical(self, accountant: Any, index: int) -> SplicedEmpiricalPRV:
         """Sample the member's two histograms on one window with the settings of
         ``accountant`` (an inner accountant of a bracketed composition) and splice them."""
-        from ..histograms.histogram import LossHistogram, tail_counts
-        from ..histograms.sharding import HistogramJob
-        from ..histograms.window import choose_window
         n, bins = accountant.n_samples, accountant._bins()
         root = np.random.SeedSequence([int(accountant._seed_value), 0x5B1CE, int(index)])
         seeds = root.spawn(4)
@@ -426,8 +438,47 @@ class SplicedSymmetricPair:
                 "from the member's " + self.member.renyi_source)
 
 
+def _subsampled_fill(base: Any, q: float, remove: bool) -> Callable:
+    r"""A jitted ``fill(state, out)`` of the subsampled loss of a kernel-form pair: remove
+    draws ``w`` from ``P0`` with probability ``q`` (else ``Q0``) and writes
+    :math:`g(\ell(w))`; add draws ``w`` from ``Q0`` and writes :math:`-g(\ell(w))`.  For a
+    :class:`PrivacyLossSampler` the pair's fills give :math:`\ell` under ``P0`` and
+    :math:`-\ell` under ``Q0`` block by block."""
+    if isinstance(base, LogDensityPair):
+        sample_p, sample_q, logp, logq = base.sample_p, base.sample_q, base.logp, base.logq
+
+        @njit
+        def fill(state, out):  # pragma: no cover - numba
+            for i in range(out.shape[0]):
+                if remove and uniform_aux(state) < q:
+                    w = sample_p(state)
+                else:
+                    w = sample_q(state)
+                y = subsampled_loss(logp(w) - logq(w), q)
+                out[i] = y if remove else -y
+        return fill
+    fill_rem = base.sample_remove
+    fill_add = base.sample_add if base.sample_add is not None else base.sample_remove
+
+    @njit
+    def fill_pls(state, out):  # pragma: no cover - numba
+        n = out.shape[0]
+        under_q = np.empty(n)
+        fill_add(state, under_q)          # -l under Q0 (or l under P0 when symmetric)
+        under_p = np.empty(n)
+        if remove:
+            fill_rem(state, under_p)      # l under P0
+        for i in range(n):
+            if remove and uniform_aux(state) < q:
+                l0 = under_p[i]
+            else:
+                l0 = -under_q[i]
+            y = subsampled_loss(l0, q)
+            out[i] = y if remove else -y
+    return fill_pls
+
+
 def _register() -> None:
-    from ...mechanisms.registry import Family, register
     register(Family(name="subsampled_user_pair", types=(SubsampledUserPair,),
                     loss_pair=_refuse_analytic, numpy_losses=_refuse_analytic,
                     relations_note="sampled accountant only"))
