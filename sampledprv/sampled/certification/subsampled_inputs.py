@@ -35,6 +35,13 @@ it is attained by a mechanism the pair dominates (output :math:`P_0` when the re
 is in the batch, :math:`Q_0` otherwise).  So the interval brackets the privacy of the
 worst subsampled mechanism the user's pair allows.
 
+Fixed-size batches.  ``sp.FixedSizeSubsampled(pair, b, n)`` under substitution, for a
+symmetric pair, takes its lower end from the member
+:math:`((1-\gamma)Q_0 + \gamma P_0, Q_0)` (a :class:`SubsampledUserPair` at rate
+:math:`\gamma = b/n`) and its upper end from the symmetric dominating pair of Dong, Roth
+and Su's theorem, whose histogram is spliced from the member's two directions
+(:class:`SplicedSymmetricPair`).
+
 Renyi bounds.  The pair's own Renyi bound (``renyi=``) is amplified by
 :mod:`sampledprv.rdp.subsampled`; :attr:`SubsampledUserPair.renyi_source` says which
 theorem was used per direction.  A tabulated bound missing an integer order ``k`` uses
