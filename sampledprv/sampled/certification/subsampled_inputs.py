@@ -213,6 +213,12 @@ class SubsampledUserPair:
             self._cache["range"] = (rem, add)
         return self._cache["range"]
 
+    @property
+    def loss_range_source(self) -> str:
+        """Where :attr:`loss_range` comes from, in words (for ``Interval.method``)."""
+        return ("loss range of the subsampled loss log(1 - q + q e^L) (remove >= log(1-q), "
+                "add <= -log(1-q); the pair's declared range pushed through it)")
+
     def _base_table(self, direction: str) -> Optional[_Table]:
         """The base's bound in ``direction`` as a :class:`_Table` (None: no bound at all).
 

@@ -144,10 +144,14 @@ def tail_bound(mech: Any, direction: str, *, renyi: Optional[RenyiInput] = None,
             else:
                 renyis.append(_evaluate(src, DEFAULT_ORDERS, d, "renyi", False))
         words.append(label)
-    for src in (as_loss_range(loss_range), as_loss_range(own_l)):
+    own_range_label = getattr(mech, "loss_range_source", None) if not _is_builtin(mech) \
+        else None
+    for src, label in ((as_loss_range(loss_range), "declared loss range"),
+                       (as_loss_range(own_l), own_range_label if isinstance(
+                           own_range_label, str) else "declared loss range")):
         if src is not None:
             ranges += [src[DIRECTIONS.index(d)] for d in dirs]
-            words.append("declared loss range")
+            words.append(label)
     if builtin and _is_builtin(mech):
         b = [_builtin_renyi(mech, d) for d in dirs]
         if any(x[0].size for x in b):
