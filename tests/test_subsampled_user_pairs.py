@@ -43,6 +43,9 @@ def test_analytic_accountant_refuses_with_a_pointer_to_the_sampled_one():
     with pytest.raises(ValueError, match="SampledAccountant"):
         sp.Accountant().compose(m)
     assert not sp.Accountant().supports(m)
+    with pytest.raises(ValueError, match="SampledAccountant"):
+        sp.Accountant(neighbouring="substitute").compose(
+            sp.FixedSizeSubsampled(gauss_pair(), 5, 50))
     assert sp.SampledAccountant(1000).supports(m)
 
 

@@ -492,7 +492,8 @@ def _subsampled_fill(base: Any, q: float, remove: bool) -> Callable:
 
 
 def _register() -> None:
-    register(Family(name="subsampled_user_pair", types=(SubsampledUserPair,),
+    register(Family(name="subsampled_user_pair",
+                    types=(SubsampledUserPair, SplicedSymmetricPair),
                     loss_pair=_refuse_analytic, numpy_losses=_refuse_analytic,
                     relations_note="sampled accountant only"))
 
