@@ -42,6 +42,7 @@ _LAZY: dict[str, str] = {
     # accountants
     "Accountant": ".analytic",
     "SampledAccountant": ".sampled",
+    "ShuffleAccountant": ".analytic.shuffle",
     # sampled inputs and tools
     "EmpiricalPRV": ".sampled",
     "LogDensityPair": ".sampled",
@@ -76,6 +77,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager form
     from .gg.dimension import spread_epsilons, spread_lower_bound
     from .gg.vector import GeneralizedGaussianVector, VectorGGAccountant
     from .gg.tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
+    from .analytic.shuffle import ShuffleAccountant
     from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler,
                           SampledAccountant, ValidationReport, min_samples, plan_samples,
                           validate)
@@ -86,7 +88,7 @@ __all__ = [
     "RandomizedResponse", "PureDP", "ApproxDP", "PoissonSubsampled",
     "Direction", "NeighbouringRelation",
     # accountants
-    "PrivacyAccountant", "Accountant", "SampledAccountant",
+    "PrivacyAccountant", "Accountant", "SampledAccountant", "ShuffleAccountant",
     # sampled inputs and tools
     "LogDensityPair", "PrivacyLossSampler", "EmpiricalPRV", "ValidationReport", "validate",
     "min_samples", "plan_samples",

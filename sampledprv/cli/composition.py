@@ -127,6 +127,11 @@ def make_accountant_factory(s: Setup) -> Callable[[], Any]:
         sp.Accountant(**kw)  # validate now, with the library's messages
         if any(_is_vector(spec) for spec, _ in s.mechanisms):
             return _vector_factory(kw)
+        if any(spec.kind == "shuffled" for spec, _ in s.mechanisms):
+            # no dominating pair is known: lower end from the attained pair, upper end from
+            # deterministic batches (sampledprv.shuffle)
+            sh = {k: kw[k] for k in ("eps_error", "delta_error", "neighbouring") if k in kw}
+            return lambda: sp.ShuffleAccountant(**sh)
         return lambda: sp.Accountant(**kw)
     kw2: Dict[str, Any] = {"n_samples": s.n_samples, "progress": s.progress}
     for k in ("alpha", "seed", "certify", "bins", "neighbouring"):

@@ -129,6 +129,10 @@ def composition_lines(s: Setup, acc: Any) -> List[str]:
         head = ("vector GG accountant (upper: Renyi DP over the l_beta ball; lower: PLD of "
                 f"concrete vectors; eps_error={d['eps_error']:g}, "
                 f"delta_error={d['delta_error']:g})")
+    elif d["type"] == "shuffle":
+        head = ("shuffle accountant (lower: attained pair of Chua et al. 2024; upper: "
+                f"{'deterministic batches' if d['upper'] == 'deterministic' else 'none'}; "
+                f"eps_error={d['eps_error']:g})")
     else:
         head = (f"sampled accountant (n_samples={d['n_samples']:,}, alpha={d['alpha']:g}, "
                 f"certify={d['certify']}, seed={d['seed']})")

@@ -111,11 +111,16 @@ def _self_composed(values: np.ndarray, masses: np.ndarray, c: int):
     m = values.size
     if m == 0:
         return np.zeros(0), np.zeros(0), 0.0, 0.0
-    v = _count_vectors(c, m)
     log_w = np.log(masses)
-    vals = v @ values
-    log_mass = (float(special.gammaln(c + 1.0)) - special.gammaln(v + 1.0).sum(axis=1)
-                + v @ log_w)
+    if c == 1:
+        # one copy: the atoms themselves, exactly what the enumeration below gives (its
+        # count vectors are the unit vectors), without the m-by-m matrix or m-deep recursion
+        vals, log_mass = np.array(values, dtype=np.float64), log_w
+    else:
+        v = _count_vectors(c, m)
+        vals = v @ values
+        log_mass = (float(special.gammaln(c + 1.0)) - special.gammaln(v + 1.0).sum(axis=1)
+                    + v @ log_w)
     big = float(np.max(np.abs(log_w)))
     mass_err = 4.0 * _U * (2.0 * float(special.gammaln(c + 1.0)) + c * big + 4.0 * (m + 2))
     value_err = (m + 1) * _U * c * float(np.max(np.abs(values)))

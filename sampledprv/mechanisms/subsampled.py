@@ -3,12 +3,35 @@ r"""Poisson subsampling of any registered mechanism (the spec; its laws live in
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from ..core import validation as v
 from .base import Mechanism
 
-__all__ = ["PoissonSubsampled"]
+__all__ = ["PoissonSubsampled", "is_user_pair"]
+
+
+def is_user_pair(obj: object) -> bool:
+    """True for a :class:`~sampledprv.LogDensityPair` or :class:`~sampledprv.PrivacyLossSampler`
+    (sampled accountant only; their module is loaded once the user has built one)."""
+    mod = sys.modules.get("sampledprv.sampled.certification.inputs")
+    return mod is not None and isinstance(obj, (mod.LogDensityPair, mod.PrivacyLossSampler))
+
+
+#: How subsampled user pairs meet the neighbouring relations: ``"for_relation"`` and
+#: ``"fixed_size_bounds"``, registered by :mod:`sampledprv.sampled.certification.subsampled_inputs`
+#: (a higher layer, loaded with :mod:`sampledprv.sampled`, hence before any user pair exists).
+USER_PAIR_HOOKS: dict = {}
+
+
+def user_pair_hook(name: str):
+    """The registered user-pair hook ``name`` (see :data:`USER_PAIR_HOOKS`)."""
+    try:
+        return USER_PAIR_HOOKS[name]
+    except KeyError:
+        raise TypeError("subsampled user pairs are accounted by sampledprv.SampledAccountant; "
+                        "import sampledprv.sampled first") from None
 
 
 @dataclass(frozen=True)
@@ -19,15 +42,21 @@ class PoissonSubsampled(Mechanism):
     the subsampled pair is :math:`((1-q) Q_0 + q P_0,\ Q_0)`; its privacy loss is
     :math:`\log(1 - q + q e^{\ell})` and is not symmetric, so both directions are
     accounted.
+
+    ``mechanism`` may also be a :class:`~sampledprv.LogDensityPair` or
+    :class:`~sampledprv.PrivacyLossSampler` (add/remove, :class:`~sampledprv.SampledAccountant`
+    only: the loss is drawn from the pair's own samplers,
+    :mod:`sampledprv.sampled.certification.subsampled_inputs`).
     """
 
     mechanism: Mechanism
     q: float
 
     def __post_init__(self) -> None:
-        if not isinstance(self.mechanism, Mechanism):
+        if not isinstance(self.mechanism, Mechanism) and not is_user_pair(self.mechanism):
             raise ValueError(
-                f"mechanism must be a sampledprv mechanism spec, got {self.mechanism!r}")
+                f"mechanism must be a sampledprv mechanism spec, a LogDensityPair or a "
+                f"PrivacyLossSampler, got {self.mechanism!r}")
         if isinstance(self.mechanism, PoissonSubsampled):
             raise ValueError("mechanism is already PoissonSubsampled; combine the rates "
                              "into one q = q1 * q2 instead of nesting")
@@ -37,4 +66,4 @@ class PoissonSubsampled(Mechanism):
 
     @property
     def symmetric(self) -> bool:  # type: ignore[override]
-        return self.q == 1.0 and self.mechanism.symmetric
+        return self.q == 1.0 and bool(getattr(self.mechanism, "symmetric", False))

@@ -84,7 +84,7 @@ from .generalized_gaussian import GeneralizedGaussian
 from .registry import (Family, UnsupportedRelationError, family_of, for_relation as
                        _family_relation, register)
 from .numpy_losses import spec_loss_sampler
-from .subsampled import PoissonSubsampled
+from .subsampled import PoissonSubsampled, is_user_pair, user_pair_hook
 
 __all__ = ["FixedSizeSubsampled", "subsampled_for_relation"]
 
@@ -116,8 +116,8 @@ class FixedSizeSubsampled(Mechanism):
     dataset_size: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.mechanism, Mechanism) or isinstance(
-                self.mechanism, (PoissonSubsampled, FixedSizeSubsampled)):
+        if not (isinstance(self.mechanism, Mechanism) or is_user_pair(self.mechanism)) or \
+                isinstance(self.mechanism, (PoissonSubsampled, FixedSizeSubsampled)):
             raise ValueError("mechanism must be an (unsubsampled) sampledprv mechanism spec, "
                              f"got {self.mechanism!r}")
         b = v.positive_int("batch_size", self.batch_size)
@@ -284,6 +284,8 @@ def _refuse(spec: Mechanism, why: str) -> UnsupportedRelationError:
 def subsampled_for_relation(spec: Mechanism, relation: NeighbouringRelation) -> Mechanism:
     """The spec whose canonical pair is the worst case of a subsampled ``spec`` under
     ``relation`` (module docstring)."""
+    if is_user_pair(spec.mechanism):      # LogDensityPair / PrivacyLossSampler: sampled only
+        return user_pair_hook("for_relation")(spec, relation)
     if isinstance(spec, FixedSizeSubsampled):
         if relation is NeighbouringRelation.ADD_REMOVE:
             raise UnsupportedRelationError(
@@ -430,6 +432,8 @@ def fixed_size_bounds(spec: Mechanism, relation: NeighbouringRelation) -> Tuple[
                                                                                  Mechanism]:
     """``(upper, lower)``: the specs whose compositions give the upper and the lower end
     of a fixed-size ``spec`` under ``relation`` (module docstring)."""
+    if is_user_pair(spec.mechanism):      # LogDensityPair / PrivacyLossSampler: sampled only
+        return user_pair_hook("fixed_size_bounds")(spec, relation)
     lower = subsampled_for_relation(spec, relation)
     if getattr(lower, "symmetric", False):      # gamma = 1: the pair is already symmetric
         return lower, lower

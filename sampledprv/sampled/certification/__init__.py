@@ -17,3 +17,5 @@ The top layer of :mod:`sampledprv.sampled`: it imports from
 * :mod:`.floor` -- the sample floor (:func:`~.floor.min_samples`);
 * :mod:`.prediction`, :mod:`.planner` -- the width and time of a run before doing it.
 """
+
+from . import subsampled_inputs as _subsampled_inputs  # noqa: F401  (registers the user-pair hooks)

@@ -291,8 +291,12 @@ class SampledAccountant(PrivacyAccountant):
             for key, (m, c) in self._bank.entries.items():
                 pairs = self._end_pairs(m)
                 renyi, loss_range = self._bank.side.get(key, (None, None))
-                inner.compose(pairs[i] if len(pairs) == 2 else pairs[0], c, renyi=renyi,
-                              loss_range=loss_range)
+                pair = pairs[i] if len(pairs) == 2 else pairs[0]
+                if hasattr(pair, "empirical") and hasattr(pair, "member"):
+                    # a user pair's fixed-size upper end: spliced from the member's two
+                    # histograms (sampled.certification.subsampled_inputs)
+                    pair = pair.empirical(inner._bank, len(ends))
+                inner.compose(pair, c, renyi=renyi, loss_range=loss_range)
             ends.append(inner)
         self._ends_cache = (ends[0], ends[1])
         return self._ends_cache

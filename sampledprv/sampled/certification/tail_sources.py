@@ -132,7 +132,9 @@ def tail_bound(mech: Any, direction: str, *, renyi: Optional[RenyiInput] = None,
     own_r = getattr(mech, "renyi", None) if not _is_builtin(mech) else None
     own_l = getattr(mech, "loss_range", None) if not _is_builtin(mech) else None
     dirs = DIRECTIONS if symmetric else (direction,)
-    for src, label in ((as_renyi(renyi), "supplied"), (as_renyi(own_r), "supplied")):
+    own_label = getattr(mech, "renyi_source", None) if not _is_builtin(mech) else None
+    own_label = own_label if isinstance(own_label, str) else "Renyi bound supplied"
+    for src, label in ((as_renyi(renyi), "Renyi bound supplied"), (as_renyi(own_r), own_label)):
         if src is None:
             continue
         for d in dirs:
@@ -140,11 +142,15 @@ def tail_bound(mech: Any, direction: str, *, renyi: Optional[RenyiInput] = None,
                 renyis.append(_evaluate(src, src.orders(d), d, "renyi", False))
             else:
                 renyis.append(_evaluate(src, DEFAULT_ORDERS, d, "renyi", False))
-        words.append(f"Renyi bound {label}")
-    for src in (as_loss_range(loss_range), as_loss_range(own_l)):
+        words.append(label)
+    own_range_label = getattr(mech, "loss_range_source", None) if not _is_builtin(mech) \
+        else None
+    for src, label in ((as_loss_range(loss_range), "declared loss range"),
+                       (as_loss_range(own_l), own_range_label if isinstance(
+                           own_range_label, str) else "declared loss range")):
         if src is not None:
             ranges += [src[DIRECTIONS.index(d)] for d in dirs]
-            words.append("declared loss range")
+            words.append(label)
     if builtin and _is_builtin(mech):
         b = [_builtin_renyi(mech, d) for d in dirs]
         if any(x[0].size for x in b):
