@@ -8,7 +8,7 @@ Each case runs in fresh subprocesses with a temporary, initially empty
 * **hot**: the same call repeated inside the warm process (nothing loaded any more).
 
 Printed: the seconds of the call itself (``import sampledprv`` excluded and printed
-apart), the cold - warm difference (issue 24: at most 10 s on a 2-core machine), the CPU
+apart), the cold - warm difference (the goal: at most 10 s on a 2-core machine), the CPU
 model and the load average before and after.  Usage::
 
     python benchmarks/bench_cold_start.py [--n-samples 1000000] [--cases gauss,gg]

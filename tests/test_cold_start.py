@@ -1,4 +1,4 @@
-"""Cold start (issue 24): per-kind kernels, compile progress, fast Clopper-Pearson."""
+"""Cold start: per-kind kernels, compile progress, fast Clopper-Pearson."""
 
 from __future__ import annotations
 

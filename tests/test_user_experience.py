@@ -49,7 +49,8 @@ def test_lazy_names_resolve_and_are_listed():
 # ---- the first sampled call announces Numba's compilation ------------------------------------
 
 def test_first_sampled_call_announces_compilation(tmp_path):
-    """Cold Numba cache: one line on stderr before the ~20 s compile; warm cache: silent.
+    """Cold Numba cache: one line on stderr (with an estimate) before the compile of the
+    kernel of the kind sampled; warm cache: silent.
 
     The cold run uses its own empty cache directory and is stopped as soon as the notice
     appears (the compilation itself is not the point, and would cost 20 s)."""
@@ -64,8 +65,8 @@ def test_first_sampled_call_announces_compilation(tmp_path):
     finally:
         proc.kill()
         proc.communicate(timeout=60)
-    assert first.startswith("sampledprv: compiling the sampling kernels"), first
-    assert "cached" in first
+    assert first.startswith("sampledprv: compiling the gaussian sampling kernel"), first
+    assert "cached" in first and " s;" in first          # an estimate in seconds
     # warm: the first run below compiles if this process's cache is cold, the second not
     code = f"import sys, sampledprv.cli as c; sys.exit(c.main({args!r}))"
     outs = [_python(code) for _ in range(2)]

@@ -9,7 +9,7 @@ of its canonical pair (a string: ``"gaussian"``, ``"laplace"``, ``"gg"``,
 description, whose fill :func:`_additive_fill` makes on first use) and gives its
 parameters; :func:`kind_fill` returns the fill of that kind only.  Each fill is its own function, so the kernel that calls it
 compiles (and is cached on disk) per kind: a process that samples Gaussians never
-compiles the Generalized Gaussian block sampler (cold start, issue 24).  The random
+compiles the Generalized Gaussian block sampler (cold start).  The random
 numbers each kind consumes are those of the former single fill (one branch of it), so
 histograms are bit-identical to it for a given seed.
 
