@@ -134,7 +134,7 @@ def test_spliced_histogram_takes_each_side_from_its_own_direction():
     up, member = resolve_bounds(spec, "substitute")
     assert isinstance(up, SplicedSymmetricPair) and isinstance(member, SubsampledUserPair)
     acc = sp.SampledAccountant(50_000, alpha=1e-3, seed=1, bins=256)
-    acc._entries[("x",)] = [spec, 1]         # _bins() reads the composition
+    acc._bank.entries[("x",)] = [spec, 1]    # bins_now() reads the composition
     emp = up.empirical(acc._bank, 0)
     hist = emp.remove
     edges = hist.lo + hist.h * np.arange(hist.counts.size + 1)
