@@ -73,3 +73,76 @@ def test_plan_header_and_bins_help_state_the_bins_used(capsys):
         _cli(capsys, "epsilon", "--help")
     help_text = " ".join(capsys.readouterr().out.split())
     assert "histogram bins (default auto" in help_text and "(32768)" not in help_text
+
+
+def test_no_arguments_prints_the_help(capsys):
+    code, out, err = _cli(capsys)
+    assert code == 0 and "usage: sampledprv" in out and "epsilon" in out and not err
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["epsilon", "--delta", "-1e-5", "-m", "gaussian sigma=1"], "--delta"),
+    (["epsilon", "--delta", "1e-5", "-2.5e-6", "-m", "gaussian sigma=1"], "--delta"),
+    (["delta", "--epsilon", "-1E0", "-m", "gaussian sigma=1"], "--epsilon"),
+])
+def test_negative_scientific_value_names_its_flag(capsys, argv, flag):
+    code, _, err = _cli(capsys, *argv)
+    assert code == 2
+    assert f"error: {flag} -" in err and "positive" in err and "expected" not in err
+
+
+def test_curve_checks_the_plot_path_before_computing(capsys, tmp_path, monkeypatch):
+    import sampledprv.cli.commands_accounting as ca
+
+    def boom(*a, **k):
+        raise AssertionError("computed before checking the output paths")
+    monkeypatch.setattr(ca, "composed", boom)
+    out_csv = tmp_path / "curve.csv"
+    code, _, err = _cli(capsys, "curve", "-m", "gaussian sigma=1", "--output", str(out_csv),
+                        "--plot", "/nonexistent-dir-sampledprv/x.png")
+    assert code == 2 and "--plot /nonexistent-dir-sampledprv/x.png" in err
+    assert "does not exist" in err and not out_csv.exists()
+    code, _, err = _cli(capsys, "curve", "-m", "gaussian sigma=1", "--output", str(tmp_path))
+    assert code == 2 and "--output" in err and "is a directory" in err
+
+
+@pytest.mark.parametrize("typed, expected", [
+    ("subsampled-gausian", "subsampled-gaussian"), ("fixed-laplase", "fixed-laplace"),
+    ("gausian", "gaussian"), ("subsampledgaussian", "subsampled-gaussian")])
+def test_kind_suggestions_are_full_kind_names(typed, expected):
+    from sampledprv.cli.errors import UsageError
+    from sampledprv.cli.mechanism_strings import parse_mechanism
+
+    with pytest.raises(UsageError) as exc:
+        parse_mechanism(f"{typed} sigma=1 q=0.1")
+    assert f"did you mean {expected!r}?" in str(exc.value)
+
+
+def test_validate_refuses_too_few_samples_and_states_its_power(capsys):
+    from sampledprv.sampled.histograms.validate import detectable_distance
+
+    code, _, err = _cli(capsys, "validate", "-m", "gaussian sigma=1", "--n-samples", "10")
+    assert code == 2 and "--n-samples 1000" in err and "0.58" in err
+    with pytest.raises(ValueError, match="n_samples=1000"):
+        sp.validate(sp.Gaussian(1.0), 10)
+    # the detectable distance is the KS critical value: about 1.95 / sqrt(n) at 1e-3
+    assert abs(detectable_distance(10**6) * 1000 - 1.95) < 0.01
+    assert detectable_distance(10**4, directions=2) > detectable_distance(10**4)
+
+
+def test_validation_report_says_pass_or_fail():
+    from sampledprv.sampled.histograms.validate import ValidationReport
+
+    good = ValidationReport(0.001, 0.5, 0.3, "remove", 10**6, {"remove": (0.001, 0.5, 0.3)})
+    bad = ValidationReport(0.05, 1e-9, 0.3, "add", 10**6,
+                           {"remove": (0.001, 0.5, 0.3), "add": (0.05, 1e-9, 0.3)})
+    assert str(good).startswith("PASS") and "detects distances above 0.00195" in str(good)
+    assert str(bad).startswith("FAIL")
+
+
+def test_validate_without_reference_names_the_pair_briefly():
+    pair = _gauss_pair()
+    with pytest.raises(ValueError, match="reference=") as exc:
+        sp.validate(pair, 1000)
+    msg = str(exc.value)
+    assert "LogDensityPair" in msg and "<function" not in msg and "lambda" not in msg
