@@ -146,3 +146,115 @@ def test_validate_without_reference_names_the_pair_briefly():
         sp.validate(pair, 1000)
     msg = str(exc.value)
     assert "LogDensityPair" in msg and "<function" not in msg and "lambda" not in msg
+
+
+# ---- Python API messages ------------------------------------------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda: sp.Gaussian(np.float64(-0.788)),
+    lambda: sp.Laplace(scale=np.float32(-2.0)),
+    lambda: sp.PoissonSubsampled(sp.Gaussian(1.0), q=np.float64(1.5)),
+    lambda: sp.Accountant(eps_error=np.float64(-1)),
+    lambda: sp.Accountant().compose(sp.Gaussian(1.0)).epsilon(np.float64(-0.788)),
+    lambda: sp.SampledAccountant(n_samples=np.float64(2.5)),
+    lambda: sp.GeneralizedGaussian(beta=np.float64(0.5), scale=1.0),
+])
+def test_messages_print_plain_numbers(make):
+    with pytest.raises(ValueError) as exc:
+        make()
+    assert "np." not in str(exc.value) and "float64(" not in str(exc.value), str(exc.value)
+
+
+def test_integral_floats_are_accepted_as_counts():
+    acc = sp.SampledAccountant(n_samples=1e6)
+    assert acc.n_samples == 10**6 and type(acc.n_samples) is int
+    a = sp.Accountant().compose(sp.Gaussian(20.0), count=1e3)
+    b = sp.Accountant().compose(sp.Gaussian(20.0), count=1000)
+    assert a.epsilon(1e-5) == b.epsilon(1e-5)
+    for bad in (2.5, float("nan"), float("inf"), 1e300, -1e3, True):
+        with pytest.raises(ValueError, match="count"):
+            sp.Accountant().compose(sp.Gaussian(1.0), count=bad)
+
+
+def _losses(pair):
+    return sp.SampledAccountant(n_samples=2000, alpha=1e-3, progress=False).compose(pair, 1)
+
+
+def test_swapped_sampler_arguments_name_the_signature():
+    pair = sp.LogDensityPair(
+        logp=lambda w: -0.5 * w ** 2, logq=lambda w: -0.5 * (w - 1.0) ** 2,
+        sample_p=lambda n, rng: rng.normal(0.0, 1.0, n),       # swapped
+        sample_q=lambda n, rng: rng.normal(1.0, 1.0, n))
+    with pytest.raises(ValueError) as exc:
+        _losses(pair).epsilon(1e-2)
+    msg = str(exc.value)
+    assert "sample_p" in msg and "sample(rng, size)" in msg and "swapped" in msg
+    assert isinstance(exc.value.__cause__, AttributeError)       # the original is chained
+    sampler = sp.PrivacyLossSampler(sample_remove=lambda n, rng: rng.normal(0.5, 1.0, n))
+    with pytest.raises(ValueError, match=r"sample_remove raised .*sample\(rng, size\)"):
+        _losses(sampler).epsilon(1e-2)
+
+
+def test_non_vectorized_log_density_names_the_signature():
+    import math
+
+    pair = sp.LogDensityPair(
+        logp=lambda w: -0.5 * math.pow(w, 2), logq=lambda w: -0.5 * (w - 1.0) ** 2,
+        sample_p=lambda rng, n: rng.normal(0.0, 1.0, n),
+        sample_q=lambda rng, n: rng.normal(1.0, 1.0, n))
+    with pytest.raises(ValueError) as exc:
+        _losses(pair).epsilon(1e-2)
+    msg = str(exc.value)
+    assert msg.startswith("logp raised TypeError") and "not vectorized" in msg
+    assert "np.vectorize" in msg and isinstance(exc.value.__cause__, TypeError)
+    branchy = sp.LogDensityPair(
+        logp=lambda w: -0.5 * w ** 2 if w > 0 else -0.5 * w ** 2,
+        logq=lambda w: -0.5 * (w - 1.0) ** 2,
+        sample_p=lambda rng, n: rng.normal(0.0, 1.0, n),
+        sample_q=lambda rng, n: rng.normal(1.0, 1.0, n))
+    with pytest.raises(ValueError, match="np.where"):
+        _losses(branchy).epsilon(1e-2)
+
+
+# ---- item 3, minor: GG at large beta, and the advice loop --------------------------------
+
+def test_large_beta_gg_is_refused_for_the_right_reason():
+    with pytest.raises(ValueError) as exc:
+        sp.GeneralizedGaussian(beta=50, scale=1.0)
+    msg = str(exc.value)
+    assert "heavy" not in msg and "tails are light" in msg and "Use scale >=" in msg
+    s_min = float(msg.split("Use scale >= ")[1].split()[0])
+    assert 1.0 < s_min < 2.0
+    sp.GeneralizedGaussian(beta=50, scale=s_min * 1.001)        # the advice is enough
+    # the refusal is about P(loss > 1e12): checked against scipy's law of the noise
+    from scipy import stats
+    from sampledprv.mechanisms.generalized_gaussian import _prob_loss_above
+    x = stats.gennorm(50, scale=1.2).rvs(size=200_000, random_state=np.random.default_rng(1))
+    with np.errstate(over="ignore"):
+        frac = np.mean((np.abs(x - 1.0) ** 50 - np.abs(x) ** 50) / 1.2 ** 50 > 1e12)
+    p = _prob_loss_above(50.0, 1.2, 1.0, 1e12)
+    assert abs(frac - p) < 5 * np.sqrt(p / 200_000) + 1e-4
+    # moderate shapes and the beta-validating helpers are unaffected
+    for beta, scale in ((1.0, 1e-3), (1.5, 0.01), (2.0, 0.5), (8.0, 1.0), (20.0, 1.0)):
+        sp.GeneralizedGaussian(beta=beta, scale=scale)
+    from sampledprv.mechanisms.generalized_gaussian import check_beta
+    assert check_beta(50) == 50.0
+
+
+def test_delta_error_advice_does_not_loop():
+    """Each remedy the too-small-delta error offers, applied, gives an answer."""
+    from sampledprv.advice import AdvisedError
+
+    mech = sp.PoissonSubsampled(sp.Gaussian(1.0), q=0.01)
+    with pytest.raises(AdvisedError) as exc:
+        sp.Accountant().compose(mech, 1000).epsilon(1e-12)
+    remedies = exc.value.remedies
+    assert any(r.setting == "delta_error" for r in remedies)
+    for r in remedies:
+        if r.setting == "delta":
+            iv = sp.Accountant().compose(mech, 1000).epsilon(r.value)
+        else:
+            floor = float(r.note.split("delta >= ")[1].split(":")[0]) \
+                if "delta >= " in r.note else 1e-12
+            iv = sp.Accountant(delta_error=r.value).compose(mech, 1000).epsilon(floor)
+        assert 0 < iv.lower <= iv.upper < np.inf
