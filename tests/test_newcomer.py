@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -258,3 +259,37 @@ def test_delta_error_advice_does_not_loop():
                 if "delta >= " in r.note else 1e-12
             iv = sp.Accountant(delta_error=r.value).compose(mech, 1000).epsilon(floor)
         assert 0 < iv.lower <= iv.upper < np.inf
+
+
+def test_cli_docs_list_every_mechanism_kind():
+    """docs/cli.md's mechanism-string table has a row for every kind the parser knows,
+    and for the subsampled- and fixed- prefixes."""
+    from sampledprv.cli.mechanism_strings import KINDS
+
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    table = [line for line in text.splitlines() if line.startswith("| `")]
+    missing = [k for k in KINDS if not any(line.startswith(f"| `{k} ") for line in table)]
+    assert not missing, f"docs/cli.md has no mechanism-string row for {missing}"
+    assert any(line.startswith("| `subsampled-<") for line in table)
+    assert any(line.startswith("| `fixed-<") for line in table)
+
+
+def test_demo_composes_what_the_readme_tour_composes():
+    """scripts/demo.sh runs examples/quickstart.py: its accountant composes the README
+    tour's mechanisms and counts, so the numbers agree."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    tour = readme.split("## Five-minute tour", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    demo = (ROOT / "examples" / "quickstart.py").read_text(encoding="utf-8").split("# 3.", 1)[0]
+    calls = re.compile(r"acc\.compose\((.*)\)")
+    norm = lambda text: sorted(" ".join(m.split()) for m in calls.findall(text))  # noqa: E731
+    assert norm(tour) and norm(tour) == norm(demo), (norm(tour), norm(demo))
+    assert "demo.sh" in readme and "quickstart.py" in (ROOT / "scripts" / "demo.sh").read_text()
+
+
+def test_readme_states_test_time_and_the_fast_lane():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert re.search(r"takes about\s+\d+\s+minutes", readme)
+    assert 'scripts/test.sh -m "not slow"' in readme
+    assert '"$@"' in (ROOT / "scripts" / "test.sh").read_text()      # the flag reaches pytest
