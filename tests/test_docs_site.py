@@ -100,6 +100,16 @@ def test_mathjax_is_served_by_the_site(site):
     assert (site / "javascripts/mathjax/LICENSE").is_file()
 
 
+def test_api_tables_fit_the_content_column(site):
+    """The stylesheet that keeps API tables out from under the table of contents at
+    1280 px is linked from every page (checked in a browser by
+    scripts/check_doc_tables.py, which needs Chromium)."""
+    css = (site / "stylesheets/extra.css").read_text(encoding="utf-8")
+    assert "overflow-wrap: anywhere" in css and "width: 100%" in css
+    for f in sorted(site.rglob("reference/*/index.html")):
+        assert 'href="../../stylesheets/extra.css"' in f.read_text(encoding="utf-8"), f
+
+
 def test_markdown_tables_end_with_a_blank_line():
     """A table row followed directly by prose swallows the prose into the last cell."""
     bad = []

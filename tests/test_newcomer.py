@@ -293,3 +293,17 @@ def test_readme_states_test_time_and_the_fast_lane():
     assert re.search(r"takes about\s+\d+\s+minutes", readme)
     assert 'scripts/test.sh -m "not slow"' in readme
     assert '"$@"' in (ROOT / "scripts" / "test.sh").read_text()      # the flag reaches pytest
+
+
+def test_sample_floor_formula_is_the_same_everywhere():
+    """The SampledAccountant docstring, the how-to and min_samples agree on the floor
+    n ~ k ln((2 bins + 3) H / alpha) / delta."""
+    import math
+
+    doc = " ".join(sp.SampledAccountant.__doc__.split())
+    assert "n > k ln((2 bins + 3) H / alpha) / delta" in doc
+    howto = (ROOT / "docs" / "howto" / "sample-at-scale.md").read_text(encoding="utf-8")
+    assert r"k \ln((2\,\text{bins}+3) H / \alpha) / \delta" in howto
+    k, delta, alpha, bins, h = 20, 1e-4, 1e-6, 4096, 2
+    n = sp.min_samples(k, delta, alpha=alpha, bins=bins, histograms=h)
+    assert abs(n / (k * math.log((2 * bins + 3) * h / alpha) / delta) - 1) < 0.01
