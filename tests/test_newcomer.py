@@ -307,3 +307,19 @@ def test_sample_floor_formula_is_the_same_everywhere():
     k, delta, alpha, bins, h = 20, 1e-4, 1e-6, 4096, 2
     n = sp.min_samples(k, delta, alpha=alpha, bins=bins, histograms=h)
     assert abs(n / (k * math.log((2 * bins + 3) * h / alpha) / delta) - 1) < 0.01
+
+
+def test_normalization_warning_points_at_the_users_line():
+    pair = sp.LogDensityPair(
+        logp=lambda w: -0.5 * np.asarray(w) ** 2,
+        logq=lambda w: -0.5 * (np.asarray(w) - 1.0) ** 2 - 0.01,       # off by a constant
+        sample_p=lambda rng, n: rng.normal(0.0, 1.0, n),
+        sample_q=lambda rng, n: rng.normal(1.0, 1.0, n))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        pair.check()                                                     # the user's line
+        sp.SampledAccountant(n_samples=2000, progress=False).compose(pair)  # and this one
+    mine = [w for w in seen if "integrates to" in str(w.message)]
+    assert len(mine) == 2
+    assert all(os.path.abspath(w.filename) == os.path.abspath(__file__) for w in mine), \
+        [w.filename for w in mine]

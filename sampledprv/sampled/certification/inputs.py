@@ -23,6 +23,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ...advice import warn_user
 from ..draws.ars import AdaptiveRejectionSampler
 from ..draws.user_fills import fill_as_sampler, make_fill, scalar_as_vector
 from .input_checks import (call_logdensity, call_sampler, check_range, markov_check,
@@ -243,11 +244,11 @@ class LogDensityPair:
         if len(out) == 2:
             zp, zq = out["integral exp(logp)"], out["integral exp(logq)"]
             if abs(math.log(zp / zq)) > 1e-3:
-                warnings.warn(
+                warn_user(
                     f"exp(logp) integrates to {zp:.6g} but exp(logq) to {zq:.6g}; different "
                     f"normalizing constants shift every privacy loss by log({zp:.4g}/{zq:.4g}) "
                     f"= {math.log(zp / zq):+.4g}. Normalize both (subtract log({zp:.4g}) from "
-                    f"logp and log({zq:.4g}) from logq)", RuntimeWarning, stacklevel=3)
+                    f"logp and log({zq:.4g}) from logq)", RuntimeWarning)
         return out
 
 
