@@ -323,3 +323,18 @@ def test_normalization_warning_points_at_the_users_line():
     assert len(mine) == 2
     assert all(os.path.abspath(w.filename) == os.path.abspath(__file__) for w in mine), \
         [w.filename for w in mine]
+
+
+def test_examples_page_shows_the_footer_the_beta_dpsgd_example_prints():
+    import ast
+
+    src = (ROOT / "examples" / "beta_dpsgd_digits.py").read_text(encoding="utf-8")
+    calls = [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Call)
+             and getattr(n.func, "id", "") == "print"
+             and "eps spent" in (ast.get_source_segment(src, n) or "")]
+    assert len(calls) == 1
+    footer = eval(ast.get_source_segment(src, calls[0].args[0]), {"d": 2410})  # noqa: S307
+    page = (ROOT / "docs" / "examples.md").read_text(encoding="utf-8")
+    assert footer in page
+    assert "[1.7334, 1.9999]" in page and "one-hot sensitivity vector, the GG" not in page
+    assert "< 1 minute" not in src
