@@ -331,7 +331,7 @@ def test_examples_page_shows_the_footer_the_beta_dpsgd_example_prints():
     src = (ROOT / "examples" / "beta_dpsgd_digits.py").read_text(encoding="utf-8")
     calls = [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Call)
              and getattr(n.func, "id", "") == "print"
-             and "eps spent" in (ast.get_source_segment(src, n) or "")]
+             and "eps spent:" in (ast.get_source_segment(src, n) or "")]
     assert len(calls) == 1
     footer = eval(ast.get_source_segment(src, calls[0].args[0]), {"d": 2410})  # noqa: S307
     page = (ROOT / "docs" / "examples.md").read_text(encoding="utf-8")
