@@ -333,7 +333,8 @@ def test_examples_page_shows_the_footer_the_beta_dpsgd_example_prints():
              and getattr(n.func, "id", "") == "print"
              and "eps spent:" in (ast.get_source_segment(src, n) or "")]
     assert len(calls) == 1
-    footer = eval(ast.get_source_segment(src, calls[0].args[0]), {"d": 2410})  # noqa: S307
+    footer = eval("(" + ast.get_source_segment(src, calls[0].args[0]) + ")",  # noqa: S307
+                  {"d": 2410})
     page = (ROOT / "docs" / "examples.md").read_text(encoding="utf-8")
     assert footer in page
     assert "[1.7334, 1.9999]" in page and "one-hot sensitivity vector, the GG" not in page
