@@ -46,6 +46,7 @@ from .core.interval import Interval
 from .mechanisms import GeneralizedGaussian, Mechanism, PoissonSubsampled
 from .analytic import accountant as _acc_module
 from .core.contract import PrivacyAccountant
+from .mechanisms.generalized_gaussian import check_beta
 
 __all__ = ["Calibration", "calibrate", "calibrate_generalized_gaussian"]
 
@@ -393,7 +394,8 @@ def calibrate_generalized_gaussian(beta: float, *, epsilon: float, delta: float,
 
     The noise multiplier of the result is ``result.x / sqrt(2)`` (per unit sensitivity).
     """
-    GeneralizedGaussian(beta, 1.0, sensitivity)  # validate beta and sensitivity up front
+    check_beta(beta)                      # validate beta and sensitivity up front
+    v.positive("sensitivity", sensitivity)
     q = v.in_interval("q", q, 0.0, 1.0, low_open=True, high_open=False,
                       hint="q is the Poisson sampling rate (batch size / dataset size)")
 

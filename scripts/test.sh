@@ -6,5 +6,5 @@ bash scripts/setup_env.sh
 # two worker processes (pytest-xdist): the suite is dominated by single-threaded work
 .venv/bin/python -m pytest -q -n 2 "$@"
 if [ -f mkdocs.yml ]; then
-  .venv/bin/python -m mkdocs build --strict -q -d /tmp/sampledprv-site
+  NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict -d /tmp/sampledprv-site
 fi

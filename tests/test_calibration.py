@@ -169,6 +169,7 @@ def test_unreachable_target_names_the_fix():
                      bracket=(1.0, 10.0))
 
 
+@pytest.mark.slow       # a dozen sampled accountants of 2e6 draws: about 90 s of CPU
 def test_sampled_accountant_calibration():
     def factory():
         return sp.SampledAccountant(n_samples=2_000_000, seed=0, progress=False)

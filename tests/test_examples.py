@@ -11,6 +11,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow       # subprocesses that compile and sample: tens of seconds each
 @pytest.mark.parametrize("script", ["quickstart.py", "custom_mechanism.py"])
 def test_example_runs_quick(script):
     out = subprocess.run([sys.executable, str(ROOT / "examples" / script), "--quick"],

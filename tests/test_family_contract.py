@@ -20,7 +20,7 @@ from scipy import stats
 import sampledprv as sp
 from sampledprv.cli import format_mechanism, parse_mechanism
 from sampledprv.mechanisms import registry
-from sampledprv.prv import loss_pair
+from sampledprv.mechanisms.laws import loss_pair
 from sampledprv.rdp import renyi_divergence
 from sampledprv.sampled import loss_histogram
 

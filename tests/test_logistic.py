@@ -12,7 +12,7 @@ import sampledprv as sp
 from sampledprv.cli import format_mechanism, parse_mechanism
 from sampledprv.mechanisms.additive import _bisect_inverse
 from sampledprv.mechanisms.logistic import LOGISTIC_NOISE
-from sampledprv.prv import loss_pair
+from sampledprv.mechanisms.laws import loss_pair
 from sampledprv.rdp import renyi_divergence
 from sampledprv.sampled import loss_histogram
 
@@ -102,7 +102,7 @@ def test_numba_sampler_matches_exact_law(direction):
 
 def test_subsampled_numba_and_torch_samplers_match_exact_law():
     mech = sp.PoissonSubsampled(sp.Logistic(0.5), q=0.2)
-    from sampledprv.prv import privacy_loss
+    from sampledprv.mechanisms.laws import privacy_loss
     law = privacy_loss(mech, "remove")
     n = 200_000
     h = loss_histogram(mech, direction="remove", n=n, lo=-0.5, h=0.02, bins=120, seed=5,

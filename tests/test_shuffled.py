@@ -10,7 +10,7 @@ import pytest
 from scipy import integrate, stats
 
 import sampledprv as sp
-from sampledprv.interval import Interval
+from sampledprv.core.interval import Interval
 from sampledprv.mechanisms.shuffled import ShuffleSlicePair
 
 #: Chua et al.'s lower-bound code (google-research dpsgd_batch_sampler_accounting,

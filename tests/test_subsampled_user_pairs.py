@@ -11,7 +11,8 @@ from scipy import stats
 
 import sampledprv as sp
 from sampledprv.mechanisms.registry import UnsupportedRelationError
-from sampledprv.prv import privacy_loss, resolve_bounds, resolve_relation
+from sampledprv.mechanisms.laws import privacy_loss
+from sampledprv.mechanisms.relations import resolve_bounds, resolve_relation
 from sampledprv.rdp import renyi_divergence
 from sampledprv.sampled.certification.subsampled_inputs import (SplicedSymmetricPair,
                                                                 SubsampledUserPair)
@@ -65,7 +66,7 @@ def test_relations_a_user_pair_cannot_certify_are_refused():
 @pytest.mark.parametrize("form", ["density", "loss", "loss-asymmetric"])
 def test_subsampled_draws_have_the_exact_law(direction, form):
     """KS test of the subsampled loss drawn from the user's pair against the exact law of
-    PoissonSubsampled(Gaussian) (sampledprv.prv)."""
+    PoissonSubsampled(Gaussian) (sampledprv.mechanisms.laws)."""
     q, mu = 0.3, 1.5
     if form == "density":
         base = gauss_pair(mu)

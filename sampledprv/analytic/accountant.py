@@ -779,6 +779,16 @@ class Accountant(PrivacyAccountant):
                     remedies = [Remedy("delta", "raise", float(f"{10 * e_up:.1g}"),
                                        note="the round-off of this composition dominates; "
                                             "a smaller delta_error does not lower it")]
+                elif numeric >= 0.1 * d_up:
+                    # a smaller delta_error lowers every term but the round-off, which
+                    # alone is within 10x of delta: it would not be enough on its own
+                    # (and the next query would say so: no advice loop)
+                    floor = float(f"{10 * numeric:.1g}")
+                    remedies = [Remedy("delta", "raise", float(f"{10 * e_up:.1g}")),
+                                Remedy("delta_error", "set", float(f"{floor / 100:.1g}"),
+                                       "Accountant",
+                                       f"together with delta >= {floor:.1g}: the round-off "
+                                       f"{numeric:.2g} does not shrink with delta_error")]
                 else:
                     remedies = [Remedy("delta_error", "set", float(f"{delta / 100:.1g}"),
                                        "Accountant", "at most delta/10")]

@@ -2,7 +2,7 @@ r"""Accounting of shuffled batches: :class:`ShuffleAccountant`.
 
 :class:`~sampledprv.Shuffled` has no known dominating pair (no tight upper bound on its
 privacy curve is known), so it has its own accountant with the usual contract
-(:class:`~sampledprv.contract.PrivacyAccountant`):
+(:class:`~sampledprv.core.contract.PrivacyAccountant`):
 
 * the **lower** end is the analytic accountant's certified lower end of the composition
   of the attained pairs (Chua et al., ICML 2024, through the slices of

@@ -31,6 +31,7 @@ import sys
 import warnings
 from typing import Dict, Optional, Sequence
 
+from .argv_checks import negative_value_error
 from .commands_accounting import cmd_curve, cmd_delta, cmd_epsilon
 from .commands_calibrate import cmd_calibrate
 from .commands_sampling import cmd_plan, cmd_validate
@@ -76,6 +77,15 @@ def _check_progress_flag(args) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit code (also used as the console script)."""
     parser = build_parser(_commands())
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:                             # a bare 'sampledprv': the help, not an error
+        parser.print_help()
+        return EXIT_OK
+    bad = negative_value_error(argv)
+    if bad is not None:
+        cmd = argv[0] if not argv[0].startswith("-") else ""
+        print(f"{PROG}{' ' + cmd if cmd else ''}: error: {bad}", file=sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(argv)           # exits 2 on argparse errors
     debug = getattr(args, "debug", False) or bool(os.environ.get("SAMPLEDPRV_DEBUG"))
     old = warnings.showwarning

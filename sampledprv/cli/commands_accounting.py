@@ -10,6 +10,7 @@ import math
 import sys
 from typing import List
 
+from .argv_checks import check_output_path
 from .composition import Setup, accountant_description, build_setup, composed, \
     make_accountant_factory
 from .errors import EXIT_OK, UsageError
@@ -86,6 +87,8 @@ def cmd_curve(args: argparse.Namespace) -> int:
 
     s = build_setup(args)
     grid = _eps_grid(args, s)
+    check_output_path("--output", args.output)      # before the (long) computation
+    check_output_path("--plot", args.plot)
     acc = composed(s, make_accountant_factory(s))
     curve = plotting.privacy_curve(acc, grid)
     out = args.output

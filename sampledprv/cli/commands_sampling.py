@@ -14,6 +14,13 @@ from .output import composition_json, emit
 __all__ = ["cmd_plan", "cmd_validate"]
 
 
+def _auto_bins(k: int) -> int:
+    """The bins ``SampledAccountant(bins="auto")`` uses for ``k`` compositions."""
+    from ..sampled.certification.twolevel import bins_for
+
+    return min(bins_for(max(1, k)), 2**23)      # 2**23: the accountant's default max_grid
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     import sampledprv as sp
 
@@ -25,9 +32,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         raise UsageError("plan takes one --delta")
     delta = deltas[0]
     alpha = s.alpha if s.alpha is not None else 1e-9
-    bins = s.bins if s.bins is not None else 2**15
     mechs = [(spec.build(), c) for spec, c in s.mechanisms]
     k = sum(c for _, c in mechs)
+    # the accountant's own default (bins="auto"): 4096 sqrt(k) as a power of two
+    bins = s.bins if s.bins is not None else _auto_bins(k)
     hists = sum(1 if m.symmetric else 2 for m, _ in mechs)
     if args.target_width is not None and len(mechs) != 1:
         raise UsageError("--target-width runs a pilot for one mechanism: give a single "
@@ -59,7 +67,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         plan = sp.plan_samples(mechs[0][0], mechs[0][1], delta, alpha=alpha, bins=bins,
                                target_width=args.target_width, pilot_n=args.pilot_n,
                                seed=s.seed or 0, workers=workers, **s.tails.get(0, {}))
-    text = [f"sample plan for the sampled accountant (alpha={alpha:g}, bins={bins:,}):"]
+    auto = "" if s.bins is not None else f" (auto for k = {k:,})"
+    text = [f"sample plan for the sampled accountant (alpha={alpha:g}, bins={bins:,}{auto}):"]
     text += [f"  {c:>8,} x {spec.text}" for spec, c in s.mechanisms]
     if k_floor:
         text += ["",
@@ -140,10 +149,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     text.append(f"  {'PASS' if ok else 'FAIL'} at level {args.level:g}: the "
                 + ("samples are consistent with the analytic law (p-value >= level)" if ok
                    else "samples reject the analytic law (p-value < level): please report this"))
+    power = rep.detectable(args.level)
+    text.append(f"  power: at n = {rep.n:,} the test rejects a law whose tail probabilities "
+                f"differ from the samples' by more than {power:.3g}; smaller errors pass "
+                "(raise --n-samples to detect them: the distance shrinks as 1/sqrt(n))")
     payload = {"command": "validate", "mechanism": format_mechanism(mech),
                "n_samples": rep.n, "statistic": rep.statistic, "pvalue": rep.pvalue,
                "location": rep.location, "direction": rep.direction, "level": args.level,
-               "passed": ok,
+               "passed": ok, "detectable_distance": power,
                "per_direction": {d: {"statistic": a, "pvalue": b, "location": c}
                                  for d, (a, b, c) in rep.per_direction.items()}}
     emit(args, payload, text)

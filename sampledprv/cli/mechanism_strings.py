@@ -191,21 +191,27 @@ def kind_of(token: str, text: str) -> Tuple[CliKind, str]:
     """The kind of ``token`` and its sampling: ``""``, ``"poisson"`` (``subsampled-``)
     or ``"fixed"`` (``fixed-``: a batch of fixed size, without replacement)."""
     head = str(token).strip().lower().replace("_", "-")
-    q_needed = ""
+    q_needed, typed = "", ""
     for pre in _SUB_PREFIXES:
         if head.startswith(pre):
-            head, q_needed = head[len(pre):], "poisson"
+            head, q_needed, typed = head[len(pre):], "poisson", pre
             break
     else:
         for pre in _FIXED_PREFIXES:
             if head.startswith(pre):
-                head, q_needed = head[len(pre):], "fixed"
+                head, q_needed, typed = head[len(pre):], "fixed", pre
                 break
     head = cli_aliases().get(head, head)
     if head not in KINDS:
         names = list(KINDS) + list(cli_aliases())
+        # suggest a full kind name, with the sampling prefix as typed: 'subsampled-gausian'
+        # gets 'subsampled-gaussian', not 'gaussian'
+        full = [typed + n for n in names] + [pre + n for pre in
+                                             ("subsampled-", "fixed-") for n in names]
+        hint = suggest(str(token).strip().lower().replace("_", "-"), full) \
+            or suggest(head, names)
         raise UsageError(f"unknown mechanism kind {token!r} in {text!r}"
-                         f"{suggest(head, names) or ';'} known kinds:\n" + kinds_help())
+                         f"{hint or ';'} known kinds:\n" + kinds_help())
     return KINDS[head], q_needed
 
 

@@ -132,7 +132,9 @@ def _add_composition_args(p: argparse.ArgumentParser, *, accountant: bool = True
     a.add_argument("--seed", type=_arg_int, help="sampled: root seed (0)")
     a.add_argument("--certify", choices=("envelope", "seed"),
                    help="sampled: envelope (default) or seed (GG paper's SampledComposePRV)")
-    a.add_argument("--bins", type=_arg_int, help="sampled: histogram bins (32768)")
+    a.add_argument("--bins", type=_arg_int,
+                   help="sampled: histogram bins (default auto: 4096 sqrt(k) rounded up to "
+                        "a power of two in [32768, 4194304]; k=1000 gives 131072)")
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -258,7 +260,9 @@ solvable parameters: gaussian sigma, laplace scale, gg/ggnmax scale or sigma.
                    help="also give the expected time on W single-core workers")
     _add_composition_args(p, accountant=False)
     p.add_argument("--alpha", type=_arg_float, help="failure probability (default 1e-9)")
-    p.add_argument("--bins", type=_arg_int, help="histogram bins (default 32768)")
+    p.add_argument("--bins", type=_arg_int,
+                   help="histogram bins (default auto, as the sampled accountant: 4096 "
+                        "sqrt(k) rounded up to a power of two in [32768, 4194304])")
     p.add_argument("--seed", type=_arg_int, help="pilot seed (default 0)")
     _add_common(p)
     p.set_defaults(func=commands["plan"])

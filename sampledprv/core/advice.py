@@ -9,8 +9,11 @@ such as the command line, name the same settings its own way (``--delta-error 1e
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional, Type, Union
 
 __all__ = ["Remedy", "AdvisedError", "AdvisedWarning", "fmt_value"]
 
@@ -99,3 +102,25 @@ def flag_wording(flags: Mapping[str, str]) -> Callable[[Remedy], Optional[str]]:
 
 
 __all__ += ["flag_wording"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_user(message: Union[str, Warning], category: Optional[Type[Warning]] = None) -> None:
+    """:func:`warnings.warn` attributed to the first caller outside this package.
+
+    The ``stacklevel`` is found by walking up the stack past every frame whose file lies in
+    ``sampledprv/``, so the warning names the user's own line however deep the library
+    call was (a fixed ``stacklevel`` points into the library when the call path changes).
+    """
+    level = 2                                   # 1 is this function, 2 its caller
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    if frame is None:                           # called from inside the package only
+        level = 2
+    warnings.warn(message, category, stacklevel=level)
+
+
+__all__ += ["warn_user"]

@@ -11,9 +11,19 @@ import math
 from numbers import Real
 
 
+def plain(value: object) -> str:
+    """``repr`` of ``value`` for a message, numpy scalars as plain Python numbers
+    (``-0.788``, not ``np.float64(-0.788)``)."""
+    if type(value).__module__ == "numpy" and hasattr(value, "item") and \
+            getattr(value, "ndim", None) == 0:
+        value = value.item()
+    return repr(value)
+
+
 def _as_float(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise ValueError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+        raise ValueError(f"{name} must be a real number, got {plain(value)} "
+                         f"({type(value).__name__})")
     value = float(value)
     if math.isnan(value):
         raise ValueError(f"{name} is NaN; pass a finite number")
@@ -24,7 +34,7 @@ def positive(name: str, value: object, *, allow_inf: bool = False) -> float:
     """Return ``value`` as a float after checking ``0 < value (< inf)``."""
     x = _as_float(name, value)
     if not x > 0 or (math.isinf(x) and not allow_inf):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        raise ValueError(f"{name} must be a positive finite number, got {plain(value)}")
     return x
 
 
@@ -32,7 +42,7 @@ def nonnegative(name: str, value: object) -> float:
     """Return ``value`` as a float after checking ``0 <= value < inf``."""
     x = _as_float(name, value)
     if not 0 <= x < math.inf:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        raise ValueError(f"{name} must be a finite number >= 0, got {plain(value)}")
     return x
 
 
@@ -45,20 +55,30 @@ def in_interval(name: str, value: object, low: float, high: float, *,
     if not (ok_low and ok_high):
         lb = "(" if low_open else "["
         rb = ")" if high_open else "]"
-        msg = f"{name} must lie in {lb}{low}, {high}{rb}, got {value!r}"
+        msg = f"{name} must lie in {lb}{plain(low)}, {plain(high)}{rb}, got {plain(value)}"
         raise ValueError(msg + (f"; {hint}" if hint else ""))
     return x
 
 
 def positive_int(name: str, value: object) -> int:
-    """Return ``value`` as an int after checking it is an integer >= 1."""
-    if isinstance(value, bool) or not isinstance(value, (int,)) and not (
-        hasattr(value, "__index__")
-    ):
+    """Return ``value`` as an int after checking it is an integer >= 1.
+
+    Integral floats are accepted (``1e6``, ``1e3``: how counts are often typed); a float
+    with a fractional part, or too large to be an exact integer (above ``2**53``), is not.
+    """
+    if isinstance(value, bool):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not hasattr(value, "__index__"):
+        if isinstance(value, Real) and math.isfinite(float(value)) \
+                and float(value).is_integer() and abs(float(value)) <= 2.0**53:
+            value = int(float(value))
+        else:
+            hint = (f" (a whole number such as {max(1, round(float(value))):,})"
+                    if isinstance(value, Real) and math.isfinite(float(value)) else "")
+            raise ValueError(f"{name} must be a positive integer, got {plain(value)}{hint}")
     n = int(value.__index__())  # type: ignore[union-attr]
     if n < 1:
-        raise ValueError(f"{name} must be a positive integer (>= 1), got {value!r}")
+        raise ValueError(f"{name} must be a positive integer (>= 1), got {plain(value)}")
     return n
 
 
@@ -71,10 +91,10 @@ def seed(name: str, value: object) -> object:
         return [seed(f"{name}[{i}]", x) for i, x in enumerate(value)]
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise ValueError(f"{name} must be a non-negative integer (or None for fresh "
-                         f"entropy), got {value!r} ({type(value).__name__})")
+                         f"entropy), got {plain(value)} ({type(value).__name__})")
     n = int(value.__index__())  # type: ignore[union-attr]
     if n < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}; seeds of "
+        raise ValueError(f"{name} must be a non-negative integer, got {plain(value)}; seeds of "
                          f"numpy.random.SeedSequence are >= 0 (use {abs(n)} or any other)")
     return n
 

@@ -71,11 +71,7 @@ class GeneralizedGaussian(Mechanism):
     symmetric = True
 
     def __post_init__(self) -> None:
-        beta = v._as_float("beta", self.beta)
-        if not (1.0 <= beta < math.inf):
-            raise ValueError(
-                f"beta must be a finite number >= 1, got {self.beta!r}; the Generalized "
-                "Gaussian privacy loss is monotone (and exactly accountable) only for beta >= 1")
+        beta = check_beta(self.beta)
         object.__setattr__(self, "beta", beta)
         object.__setattr__(self, "scale", v.positive("scale", self.scale))
         object.__setattr__(self, "sensitivity", v.positive("sensitivity", self.sensitivity))
@@ -91,6 +87,19 @@ class GeneralizedGaussian(Mechanism):
                 else math.inf,
                 f"Use scale >= sensitivity / {v.MAX_LOSS:.0e}^(1/beta) "
                 f"(= {self.sensitivity / v.MAX_LOSS ** (1.0 / beta):.4g} here)")
+        p_big = _prob_loss_above(beta, self.scale, self.sensitivity, v.MAX_LOSS)
+        if p_big > _NOT_PRIVATE_PROB:
+            s_min = _scale_for(beta, self.sensitivity, v.MAX_LOSS, _NOT_PRIVATE_PROB)
+            raise ValueError(
+                f"GeneralizedGaussian(beta={beta:g}, scale={self.scale:g}, "
+                f"sensitivity={self.sensitivity:g}) is not private in any useful sense: its "
+                f"tails are light, but with beta = {beta:g} the privacy loss "
+                f"(|x - sensitivity|^beta - |x|^beta) / scale^beta grows like "
+                f"((|x| + sensitivity) / scale)^beta and exceeds {v.MAX_LOSS:.0e}, the "
+                f"largest privacy loss the accountants represent, with probability "
+                f"{p_big:.3g} (so delta(epsilon) >= {p_big:.3g} for every epsilon below it). "
+                f"Use scale >= {s_min:.4g} or "
+                f"a smaller beta")
 
     @classmethod
     def from_paper(cls, beta: float, sigma_paper: float, sensitivity: float = 1.0,
@@ -181,6 +190,79 @@ class GGNMax(Mechanism):
 
 
 # ---- exact law --------------------------------------------------------------------------
+def check_beta(beta: object) -> float:
+    """``beta`` as a float after checking ``1 <= beta < inf`` (the shapes a
+    :class:`GeneralizedGaussian` takes); for callers that validate the shape before
+    they know the scale."""
+    b = v._as_float("beta", beta)
+    if not (1.0 <= b < math.inf):
+        raise ValueError(
+            f"beta must be a finite number >= 1, got {v.plain(beta)}; the Generalized "
+            "Gaussian privacy loss is monotone (and exactly accountable) only for beta >= 1")
+    return b
+
+
+#: a GG spec whose privacy loss exceeds ``MAX_LOSS`` with a larger probability is refused
+_NOT_PRIVATE_PROB = 1e-9
+
+
+def _prob_loss_above(beta: float, scale: float, sens: float, limit: float) -> float:
+    r"""``P(loss > limit)`` for :math:`x \sim GG(\beta, s)` (0 when it is below
+    :data:`_NOT_PRIVATE_PROB`, found without scipy), loss
+    :math:`(|x - \Delta|^\beta - |x|^\beta)/s^\beta` (increasing as :math:`x` falls).
+
+    The loss exceeds ``limit`` exactly when :math:`x < -u`, :math:`u` the root of
+    :math:`((u + \Delta)^\beta - u^\beta) / s^\beta = \text{limit}` (bisection in
+    logs), and :math:`P(x < -u) = \tfrac12 Q(1/\beta, (u/s)^\beta)`."""
+    log_limit = math.log(limit)
+
+    def log_loss(u: float) -> float:
+        if u <= 0.0:
+            return beta * math.log(sens / scale)
+        r = math.exp(beta * (math.log(u) - math.log(u + sens)))
+        return beta * math.log((u + sens) / scale) + (math.log1p(-r) if r < 1.0 else -math.inf)
+
+    if log_loss(0.0) > log_limit:
+        return 0.5
+    # quick exit: P(x < -c s) <= exp(-c^beta) / (2 Gamma(1/beta)) < 1e-9 at c^beta = 21
+    # (Gamma(a, z) <= z^(a-1) e^-z for a <= 1, z >= 1; Gamma(1/beta) > 0.88): if the loss
+    # there is below the limit, so is everything more likely
+    if log_loss(scale * 21.0 ** (1.0 / beta)) <= log_limit and _NOT_PRIVATE_PROB >= 1e-9:
+        return 0.0
+    hi = scale + sens
+    while log_loss(hi) <= log_limit:
+        hi *= 2.0
+        if hi > 1e300:
+            return 0.0
+    from scipy import special  # noqa: PLC0415 - scipy is slow to import; lazily
+
+    lo = 0.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if log_loss(mid) > log_limit:
+            hi = mid
+        else:
+            lo = mid
+    t = (hi / scale) ** beta if math.log(hi / scale) * beta < 700.0 else math.inf
+    return 0.0 if t == math.inf else 0.5 * float(special.gammaincc(1.0 / beta, t))
+
+
+def _scale_for(beta: float, sens: float, limit: float, prob: float) -> float:
+    """The smallest scale (to 1e-4 relative) with ``P(loss > limit) <= prob``."""
+    lo, hi = sens * 1e-12, sens
+    while _prob_loss_above(beta, hi, sens, limit) > prob:
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 1e-4 * hi:
+        mid = 0.5 * (lo + hi)
+        if _prob_loss_above(beta, mid, sens, limit) > prob:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 def _gg_sf(x, beta: float, scale: float):
     """``P(X > x)`` for ``X ~ gennorm(beta, scale)``, accurate in both tails."""
     import numpy as np

@@ -44,6 +44,8 @@ class RdpAccountant:
         ``(spec, order, direction) -> upper bound``; default
         :func:`sampledprv.rdp.renyi_divergence`.
 
+    Notes
+    -----
     ``epsilon(delta)`` and ``delta(epsilon)`` return floats: certified **upper** bounds
     (Renyi accounting has no matching lower bound).
 

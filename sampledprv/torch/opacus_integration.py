@@ -42,7 +42,8 @@ import torch
 
 from ..calibration import Calibration, calibrate
 from ..gg.dpsgd_accounting import check_accounting, label, make_accountant, step_spec
-from ..mechanisms import GeneralizedGaussian, Mechanism
+from ..mechanisms import Mechanism
+from ..mechanisms.generalized_gaussian import check_beta
 from .dpsgd import beta_norm
 from .noise import generalized_gaussian
 from ..analytic.accountant import Accountant
@@ -153,7 +154,7 @@ class GGOpacusAccountant(IAccountant):
                  dimension: Optional[int] = None, accounting: Optional[str] = None):
         self.history = []
         self.beta = float(self.BETA if beta is None else beta)
-        GeneralizedGaussian(self.beta, 1.0)  # validates beta
+        check_beta(self.beta)  # validates beta
         self._factory = accountant or self.ACCOUNTANT
         self.accounting = check_accounting(self.ACCOUNTING if accounting is None else accounting)
         self._dimension = dimension
@@ -230,8 +231,7 @@ def gg_accountant_class(beta: float, accounting: str = "vector") -> Type[GGOpacu
     registered with Opacus (``opacus.accountants.create_accountant(cls.mechanism())`` then
     builds it); the name is ``"sampledprv-gg-beta=<beta>"``, with ``"-paper-1d"`` appended
     for the paper's accounting."""
-    beta = float(beta)
-    GeneralizedGaussian(beta, 1.0)
+    beta = check_beta(beta)
     check_accounting(accounting)
     key = (beta, accounting)
     if key not in _CLASSES:

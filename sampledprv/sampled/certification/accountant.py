@@ -61,7 +61,8 @@ class SampledAccountant(PrivacyAccountant):
     n_samples : int
         Privacy-loss draws per mechanism and direction.  A finite bound on
         :math:`\varepsilon(\delta)` for ``k`` compositions needs roughly
-        ``n > k ln((bins+1)/alpha) / delta``
+        ``n > k ln((2 bins + 3) H / alpha) / delta`` with ``H`` the number of
+        histograms (one per mechanism and sampled direction)
         (:func:`~sampledprv.sampled.certification.floor.min_samples`); the accountant
         warns before sampling when ``n`` is below it.
     alpha : float

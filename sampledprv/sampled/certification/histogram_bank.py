@@ -19,13 +19,12 @@ information of its mechanism (:mod:`.tail_sources`) is checked against it.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Optional
 
 import numpy as np
 
 from ...core import validation as v
-from ...core.advice import AdvisedWarning, Remedy
+from ...core.advice import AdvisedWarning, Remedy, warn_user
 from ...mechanisms import Mechanism
 from ...mechanisms.base import NeighbouringRelation, as_relation
 from ..draws.torch_draws import default_device
@@ -229,10 +228,10 @@ class HistogramBank:
             if tb is not None:      # a draw outside a declared range: that error first
                 tb.check_histogram(hist, repr(self.entries[hk[0]][0]), hk[1])
             if hist.above > 0.001 * hist.n or hist.below > 0.01 * hist.n:
-                warnings.warn(f"{hist.above} draws fell above and {hist.below} below the "
-                              f"sampling window of {self.entries[hk[0]][0]!r} ({hk[1]}); "
-                              "the bounds stay valid but are loose. Pass an EmpiricalPRV "
-                              "sampled on a wider window", RuntimeWarning, stacklevel=5)
+                warn_user(f"{hist.above} draws fell above and {hist.below} below the "
+                          f"sampling window of {self.entries[hk[0]][0]!r} ({hk[1]}); "
+                          "the bounds stay valid but are loose. Pass an EmpiricalPRV "
+                          "sampled on a wider window", RuntimeWarning)
 
     def envelope_hist(self, key: object, mech: object, d: str) -> LossHistogram:
         hk = self.hist_key(key, mech, d)
@@ -266,10 +265,10 @@ class HistogramBank:
             return
         need = min_samples(k, delta, alpha=self.alpha, bins=self.bins_now(), histograms=n_hist)
         if self.n_samples < need:
-            warnings.warn(AdvisedWarning(
+            warn_user(AdvisedWarning(
                 f"n_samples={self.n_samples:,} cannot give a finite upper bound on epsilon at "
                 f"delta={delta:g} for {k} compositions (alpha={self.alpha:g}): the unseen tail "
                 f"alone exceeds delta below n = {need:,} (a Renyi bound, renyi=, or a loss "
                 "range, loss_range=, for the mechanisms without one removes the floor)",
                 [Remedy("n_samples", "set", float(need), "SampledAccountant", "at least"),
-                 Remedy("delta", "raise", note="query a larger delta")]), stacklevel=3)
+                 Remedy("delta", "raise", note="query a larger delta")]))

@@ -13,6 +13,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .tail_inputs import as_loss_range, as_renyi
+from .user_calls import LOGDENSITY_SIGNATURE, SAMPLER_SIGNATURE, call_user
 from .tails import TailBound
 
 __all__ = ["normalize_tails", "check_range", "finite_or_raise", "numeric", "call_sampler",
@@ -67,7 +68,7 @@ def numeric(value: object, name: str) -> np.ndarray:
 
 def call_sampler(fn: Callable, rng: np.random.Generator, size: int, name: str,
                   dim: Optional[int] = None) -> np.ndarray:
-    out = numeric(fn(rng, size), name)
+    out = numeric(call_user(fn, name, SAMPLER_SIGNATURE, rng, size), name)
     if out.ndim == 0 or out.shape[0] != size or out.ndim > 2:
         raise ValueError(
             f"{name}(rng, size={size}) returned an array of shape {out.shape}; it must "
@@ -131,7 +132,7 @@ def markov_check(log_ratio: np.ndarray, which: str, other_name: str) -> None:
 
 def call_logdensity(fn: Callable[[np.ndarray], np.ndarray], w: np.ndarray,
                      name: str) -> np.ndarray:
-    out = numeric(fn(w), name)
+    out = numeric(call_user(fn, name, LOGDENSITY_SIGNATURE.replace("logp", name), w), name)
     if out.shape != (w.shape[0],):
         raise ValueError(
             f"{name}(w) with w of shape {w.shape} returned shape {out.shape}; it must be "

@@ -23,11 +23,13 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ...core.advice import warn_user
 from ..draws.ars import AdaptiveRejectionSampler
 from ..draws.user_fills import fill_as_sampler, make_fill, scalar_as_vector
 from .input_checks import (call_logdensity, call_sampler, check_range, markov_check,
                            normalize_tails, numeric, ratio_mean)
 from .tail_inputs import RenyiInput
+from .user_calls import LOGDENSITY_SIGNATURE, LOSS_SAMPLER_SIGNATURE, call_user
 
 __all__ = ["LogDensityPair", "PrivacyLossSampler", "LossSamplerFn"]
 
@@ -137,8 +139,9 @@ class LogDensityPair:
 
         def f(rng: np.random.Generator, size: int) -> np.ndarray:
             w = call_sampler(draw, rng, size, name)
-            lp = numeric(logp(w), "logp")
-            lq = numeric(logq(w), "logq")
+            lp = numeric(call_user(logp, "logp", LOGDENSITY_SIGNATURE, w), "logp")
+            lq = numeric(call_user(logq, "logq", LOGDENSITY_SIGNATURE.replace("logp", "logq"),
+                                   w), "logq")
             if lp.shape != (size,) or lq.shape != (size,):
                 raise ValueError(f"logp/logq must return shape ({size},), got {lp.shape} "
                                  f"and {lq.shape}")
@@ -241,11 +244,11 @@ class LogDensityPair:
         if len(out) == 2:
             zp, zq = out["integral exp(logp)"], out["integral exp(logq)"]
             if abs(math.log(zp / zq)) > 1e-3:
-                warnings.warn(
+                warn_user(
                     f"exp(logp) integrates to {zp:.6g} but exp(logq) to {zq:.6g}; different "
                     f"normalizing constants shift every privacy loss by log({zp:.4g}/{zq:.4g}) "
                     f"= {math.log(zp / zq):+.4g}. Normalize both (subtract log({zp:.4g}) from "
-                    f"logp and log({zq:.4g}) from logq)", RuntimeWarning, stacklevel=3)
+                    f"logp and log({zq:.4g}) from logq)", RuntimeWarning)
         return out
 
 
@@ -296,7 +299,7 @@ class PrivacyLossSampler:
             fn = fill_as_sampler(fn)
 
         def f(rng: np.random.Generator, size: int) -> np.ndarray:
-            out = numeric(fn(rng, size), name)
+            out = numeric(call_user(fn, name, LOSS_SAMPLER_SIGNATURE, rng, size), name)
             if out.shape != (size,):
                 raise ValueError(f"{name}(rng, size={size}) returned shape {out.shape}; a "
                                  f"privacy-loss sampler must return shape ({size},)")

@@ -46,7 +46,7 @@ the member's loss law; the conditioning by rejection).
 A ``d``-dimensional GG is sampled as the 1-D mechanism only where that is exact
 (``beta = 2``); otherwise :meth:`GeneralizedGaussian.one_dimensional` refuses it,
 because spreading the :math:`\ell_\beta` sensitivity over coordinates can leak more
-than one coordinate (see :mod:`sampledprv.gg_dimension`).  ``GGNMax`` is sampled as its 1-D GG (sensitivity 1).
+than one coordinate (see :mod:`sampledprv.gg.dimension`).  ``GGNMax`` is sampled as its 1-D GG (sensitivity 1).
 """
 
 from __future__ import annotations

@@ -68,6 +68,8 @@ class TorchLogDensityPair:
     name : str
         Label used in reports.
 
+    Notes
+    -----
     The remove PRV is :math:`\log p(w) - \log q(w)`, :math:`w \sim P`; the add PRV is
     :math:`\log q(w) - \log p(w)`, :math:`w \sim Q`.  Sampled on the device with
     ``backend="torch"``; with ``backend="numba"`` it runs on CPU torch through the

@@ -65,7 +65,7 @@ fill, compiled on the first use of that kind only and cached on disk (``cache=Tr
 one cache entry per kind and threading mode); kernels of user fills compile once per
 process.  While a kernel compiles, :mod:`._compile_notice` shows a bar (or a line) with
 an estimate.  Numba's cache does not track dependencies across files:
-:mod:`sampledprv._numba_cache` deletes every cached kernel of the package when any of
+:mod:`sampledprv.sampled._numba_cache` deletes every cached kernel of the package when any of
 its source files changed.
 """
 

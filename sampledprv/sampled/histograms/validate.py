@@ -26,12 +26,43 @@ from typing import Optional
 import numpy as np
 
 from ...core import validation as v
+from ...core.advice import AdvisedError, Remedy
 from .histogram import tail_counts
 from .kernels import loss_histogram
 from .window import choose_window
 from ...mechanisms.relations import privacy_loss
 
-__all__ = ["validate", "ValidationReport"]
+__all__ = ["validate", "ValidationReport", "MIN_VALIDATE_SAMPLES", "detectable_distance"]
+
+#: fewest draws per direction :func:`validate` accepts: below it only gross errors (a
+#: distance of several percent in the tail probabilities) could be detected
+MIN_VALIDATE_SAMPLES = 1000
+
+#: the significance level a report's ``str`` is judged at (``passed()``'s default)
+DEFAULT_LEVEL = 1e-3
+
+
+def detectable_distance(n: int, level: float = DEFAULT_LEVEL, directions: int = 1) -> float:
+    """The smallest KS distance the test rejects at ``level`` with ``n`` draws.
+
+    With the Bonferroni correction over ``directions``, the law is rejected when
+    ``kstwo.sf(D, n) < level / directions``; a wrong law whose tail probabilities differ
+    from the samples' by less than this distance passes at that ``n`` (the test has no
+    power against it).
+    """
+    from scipy import stats  # noqa: PLC0415 - slow to import; keep it lazy
+
+    return float(stats.kstwo.isf(level / max(1, directions), int(n)))
+
+
+def _short_name(obj: object) -> str:
+    """A one-line name for messages: a spec's repr, a user input's ``name`` (never the
+    repr of its functions)."""
+    name = getattr(obj, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    text = repr(obj)
+    return text if len(text) <= 80 and "<function" not in text else type(obj).__name__
 
 
 @dataclass(frozen=True)
@@ -65,12 +96,19 @@ class ValidationReport:
         """True when the samples are consistent with the law at significance ``level``."""
         return self.pvalue >= level
 
+    def detectable(self, level: float = DEFAULT_LEVEL) -> float:
+        """The smallest distance this test could have rejected at ``level``
+        (:func:`detectable_distance`): the power statement that goes with a PASS."""
+        return detectable_distance(self.n, level, max(1, len(self.per_direction)))
+
     def __str__(self) -> str:
         k = len(self.per_direction)
         which = (f"p-value {self.pvalue:.3g} (Bonferroni over {k} directions: {k} x the "
                  "smallest)") if k > 1 else f"p-value {self.pvalue:.3g}"
-        return (f"max KS distance {self.statistic:.3g} at loss {self.location:.4g} "
-                f"({self.direction}), {which}, n = {self.n:,} per direction")
+        verdict = "PASS" if self.passed(DEFAULT_LEVEL) else "FAIL"
+        return (f"{verdict} at level {DEFAULT_LEVEL:g}: max KS distance {self.statistic:.3g} "
+                f"at loss {self.location:.4g} ({self.direction}), {which}, n = {self.n:,} "
+                f"per direction (detects distances above {self.detectable(DEFAULT_LEVEL):.3g})")
 
 
 def validate(mechanism: object, n_samples: int = 10**6, *, reference: Optional[object] = None,
@@ -83,7 +121,9 @@ def validate(mechanism: object, n_samples: int = 10**6, *, reference: Optional[o
     mechanism : spec, LogDensityPair or PrivacyLossSampler
         What to sample.
     n_samples : int
-        Draws per direction.
+        Draws per direction, at least :data:`MIN_VALIDATE_SAMPLES`.  The test detects a
+        wrong law only when its tail probabilities differ from the samples' by more than
+        :func:`detectable_distance` (about :math:`1.95/\sqrt{n}` at level ``1e-3``).
     reference : spec, optional
         Analytic spec whose exact PRV (``sampledprv.mechanisms.relations.privacy_loss``) is the reference;
         defaults to ``mechanism`` itself (which must then be an analytic spec).
@@ -92,6 +132,12 @@ def validate(mechanism: object, n_samples: int = 10**6, *, reference: Optional[o
     """
 
     n = v.positive_int("n_samples", n_samples)
+    if n < MIN_VALIDATE_SAMPLES:
+        raise AdvisedError(
+            f"n_samples={n:,} is too few for a Monte Carlo check: at that n only a KS "
+            f"distance above {detectable_distance(n):.2g} would be detected, so a PASS would "
+            f"say almost nothing (1e6 draws detect {detectable_distance(10**6):.1e})",
+            [Remedy("n_samples", "set", float(MIN_VALIDATE_SAMPLES), note="at least")])
     ref = mechanism if reference is None else reference
     symmetric = bool(getattr(mechanism, "symmetric", False)) and \
         bool(getattr(ref, "symmetric", False))
@@ -102,8 +148,9 @@ def validate(mechanism: object, n_samples: int = 10**6, *, reference: Optional[o
         try:
             law = privacy_loss(ref, d)
         except Exception as exc:  # noqa: BLE001
-            raise ValueError(f"no analytic PRV for {ref!r} ({exc}); pass reference= an "
-                             "analytic spec with the same privacy loss") from exc
+            raise ValueError(f"no analytic PRV for {_short_name(ref)}: pass reference= an "
+                             "analytic spec with the same privacy loss, e.g. "
+                             "sp.validate(pair, reference=sp.Gaussian(1.0))") from exc
         lo, h, nb = choose_window(ref, d, n, bins, np.random.default_rng(children[2 * i]))
         hist = loss_histogram(mechanism, direction=d, n=n, lo=lo, h=h, bins=nb,
                               seed=children[2 * i + 1], progress=progress)
