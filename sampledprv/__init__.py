@@ -57,6 +57,9 @@ _LAZY: dict[str, str] = {
     "spread_lower_bound": ".gg_dimension",
     "GeneralizedGaussianVector": ".gg_vector",
     "VectorGGAccountant": ".gg_vector",
+    # interoperability (dp-accounting events in and out)
+    "from_dp_event": ".interop",
+    "to_dp_event": ".interop",
 }
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager form
@@ -65,6 +68,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager form
     from .gg_dimension import spread_epsilons, spread_lower_bound
     from .gg_vector import GeneralizedGaussianVector, VectorGGAccountant
     from .gg_tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
+    from .interop import from_dp_event, to_dp_event
     from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler,
                           SampledAccountant, ValidationReport, min_samples, plan_samples,
                           validate)
@@ -84,6 +88,8 @@ __all__ = [
     "generalized_gaussian_noise", "TailTable", "tail_weight", "calibrated_tail_weights",
     "plot_tail_weights", "spread_epsilons", "spread_lower_bound",
     "GeneralizedGaussianVector", "VectorGGAccountant",
+    # interoperability
+    "from_dp_event", "to_dp_event",
 ]
 __all__ += [_n for _n in _mechanisms.SPECS if _n not in __all__]
 
