@@ -510,6 +510,15 @@ def _walk(event: Any, count: int, w: _Walk) -> None:
         w.rdp.append(_zcdp_part(rho, xi, event, f"ZCDp(rho={rho:g}, xi={xi:g})").times(count))
         w.mapping.append(f"ZCDpEvent x{count} -> Renyi curve xi + rho*alpha (Renyi DP only)")
         return
+    if kind == "RepeatAndSelectDpEvent":
+        part = _repeat_and_select(event, w.relation)
+        if part is None:
+            w.non_private.append(_name(event))
+            return
+        w.rdp.append(part.times(count))
+        w.mapping.append(f"RepeatAndSelectDpEvent x{count} -> Papernot-Steinke Renyi bound "
+                         "of the inner event (Renyi DP only)")
+        return
     if kind == "SingleEpochTreeAggregationDpEvent":
         z = _noise(event, event.noise_multiplier, "noise_multiplier")
         steps = event.step_counts
@@ -616,6 +625,30 @@ def _walk(event: Any, count: int, w: _Walk) -> None:
         w.add(spec, count, event, note)
 
 
+def _repeat_and_select(event: Any, relation: NeighbouringRelation) -> Optional[RdpPart]:
+    """Papernot and Steinke (2022) from the inner event's whole Renyi curve (the larger of
+    the two directions at every order), :mod:`sampledprv.interop.repeat_select`."""
+    from ..rdp import DEFAULT_ORDERS
+    from .repeat_select import repeat_and_select_rdp
+    inner = from_dp_event(event.event, relation)
+    if inner.non_private:
+        return None
+    try:
+        acc = inner.rdp_accountant()
+    except ValueError as exc:
+        raise _refuse(event, f"its inner event has no Renyi bound in sampledprv ({exc})") \
+            from None
+    orders = np.array(acc.orders)
+    rdp = np.maximum(*acc.rdp.values())
+    out = repeat_and_select_rdp(orders, rdp, float(event.mean), float(event.shape))
+
+    def curve(a: float, d: str) -> float:
+        i = int(np.searchsorted(orders, a - 1e-12))
+        return float(out[i]) if i < orders.size else math.inf
+    return RdpPart(f"RepeatAndSelect(mean={float(event.mean):g}, shape={float(event.shape):g})",
+                   curve, 1, event)
+
+
 def _truncated(event: Any, relation: NeighbouringRelation) -> Any:
     """dp-accounting's pair for truncated Poisson sampling: with the probability ``t`` that
     the other records alone fill the batch, a substitution-like pair of shift 2 at the
@@ -656,7 +689,7 @@ SUPPORTED_EVENTS = frozenset(_ADDITIVE_LEAVES + (
     "NoOpDpEvent", "NonPrivateDpEvent", "ComposedDpEvent", "SelfComposedDpEvent",
     "ZCDpEvent", "PoissonSampledDpEvent", "SampledWithoutReplacementDpEvent",
     "SingleEpochTreeAggregationDpEvent", "MixtureOfGaussiansDpEvent",
-    "TruncatedSubsampledGaussianDpEvent"))
+    "TruncatedSubsampledGaussianDpEvent", "RepeatAndSelectDpEvent"))
 
 #: event class names refused, with the reason
 _REFUSED = {
@@ -666,10 +699,6 @@ _REFUSED = {
         "has no certified PLD or Renyi bound for that sampler (dp-accounting has none "
         "either); use PoissonSampledDpEvent or SampledWithoutReplacementDpEvent if that is "
         "what the pipeline does"),
-    "RepeatAndSelectDpEvent": (
-        "its bound (Papernot and Steinke 2022) needs the inner event's Renyi curve at "
-        "every order and is not implemented in sampledprv; account it with "
-        "dp_accounting.rdp.RdpAccountant"),
 }
 
 
