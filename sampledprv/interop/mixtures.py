@@ -278,7 +278,26 @@ def _tagged_relation(spec: TaggedMixture, relation: NeighbouringRelation) -> Mec
         f"cannot be accounted under {relation.value!r}; build it again for that relation")
 
 
+def _tagged_samplers(spec: TaggedMixture):
+    """numpy samplers of the loss under the two laws: the part by its weight, then the
+    part's own draw (its remove loss under P, minus its add loss under Q)."""
+    from ..sampled.histograms._numpy_histogram import numpy_loss_sampler
+    w = np.array(spec.weights)
+    rem = [numpy_loss_sampler(p, "remove") for p in spec.parts]
+    add = [numpy_loss_sampler(p, "add") for p in spec.parts]
+
+    def draw(samplers, sign):
+        def f(r: np.random.Generator, n: int) -> np.ndarray:
+            counts = r.multinomial(n, w)
+            out = np.concatenate([sign * s(r, int(c)) for s, c in zip(samplers, counts) if c])
+            r.shuffle(out)
+            return out
+        return f
+    return draw(rem, 1.0), draw(add, -1.0)
+
+
 register(Family(
     name="tagged_mixture", types=(TaggedMixture,),
     loss_pair=lambda m: m.loss_pair(), for_relation=_tagged_relation,
+    numpy_losses=_tagged_samplers,
     relations_note="parts resolved for one relation"))
