@@ -59,6 +59,7 @@ def test_import_without_opacus_does_not_fail():
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr
 
 
+@pytest.mark.slow
 def test_training_run_gives_the_direct_interval():
     """A short DP-SGD run on the digits data: the engine's interval is the one our
     analytic accountant gives when called directly with the same steps (online path,
@@ -115,6 +116,7 @@ def test_make_private_with_epsilon_lands_within_target():
     assert up <= 2.0
 
 
+@pytest.mark.slow
 def test_generalized_gaussian_steps():
     acc = SampledPrvOpacusAccountant(beta=1.5, dimension=10)
     for _ in range(3):
