@@ -46,6 +46,9 @@ __all__ = ["MixtureOfGaussians", "TaggedMixture"]
 class MixtureOfGaussians(Mechanism):
     r"""The pair :math:`(\sum_i p_i N(c_i, \sigma^2),\ N(0, \sigma^2))` (module docstring).
 
+    Accounted under add/remove only (the pair describes one added record); the
+    substitution relation is refused, as dp-accounting's PLD accountant does.
+
     Parameters
     ----------
     sigma : float
@@ -54,9 +57,6 @@ class MixtureOfGaussians(Mechanism):
         The shifts :math:`c_i \ge 0` (the support of the sensitivity random variable).
     probs : sequence of float
         Their probabilities :math:`p_i \ge 0`, summing to 1 (within 1e-9; renormalized).
-
-    Accounted under add/remove only (the pair describes one added record); the
-    substitution relation is refused, as dp-accounting's PLD accountant does.
     """
 
     sigma: float
