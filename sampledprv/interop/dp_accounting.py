@@ -7,8 +7,8 @@ newer dp-accounting versions (``EpsilonDeltaDpEvent``, ``DiscreteGaussianDpEvent
 any object whose class has the right name and fields is accepted.  :func:`to_dp_event`
 imports ``dp_accounting`` to build events.
 
-Sensitivity convention (REPLACE_ONE pitfall, dp-accounting issue #378)
----------------------------------------------------------------------
+Sensitivity convention (the REPLACE_ONE pitfall, google/differential-privacy#378)
+---------------------------------------------------------------------------------
 A dp-accounting ``GaussianDpEvent(noise_multiplier=z)`` adds :math:`N(0, s^2)` to a sum of
 records with norms :math:`\|v_i\| \le C` and ``z = s / C``.  It becomes
 ``Gaussian(sigma=z, sensitivity=1)``: units of ``C``, with ``sensitivity`` the per-record
@@ -715,7 +715,7 @@ def from_dp_event(event: Any, neighbouring: object = "add_remove") -> DpEventCom
         ``"replace_one"`` / ``"substitute"`` (``REPLACE_ONE``), or ``"replace_special"``
         (accounted as add/remove).  Noise parameters are relative to the per-record bound
         ``C``; under ``REPLACE_ONE`` a sum moves by up to ``2C`` and the accountants use
-        that (module docstring: dp-accounting's RDP accountant does not, issue #378).
+        that (module docstring: dp-accounting's RDP accountant does not).
 
     Returns
     -------
