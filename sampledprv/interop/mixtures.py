@@ -108,9 +108,13 @@ class MixtureOfGaussians(Mechanism):
         r""":math:`\ell(x)` at standardized points ``x`` (vectorized)."""
         mu, logw = self._mus()
         x = np.asarray(x, dtype=np.float64)
-        t = logw + mu * x[..., None]
+        with np.errstate(invalid="ignore"):
+            # a zero shift contributes log p_0 at every x, -inf included
+            t = np.where(mu == 0.0, logw, logw + mu * x[..., None])
         top = t.max(-1)
-        return top + np.log(np.exp(t - top[..., None]).sum(-1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = top + np.log(np.exp(t - top[..., None]).sum(-1))
+        return np.where(np.isneginf(top), -np.inf, out)
 
     def floor(self) -> float:
         """``lim ell(x)`` as ``x -> -inf``: log of the weight at shift 0 (or ``-inf``)."""
