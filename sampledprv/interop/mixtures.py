@@ -114,7 +114,7 @@ class MixtureOfGaussians(Mechanism):
         top = t.max(-1)
         with np.errstate(invalid="ignore", divide="ignore"):
             out = top + np.log(np.exp(t - top[..., None]).sum(-1))
-        return np.where(np.isneginf(top), -np.inf, out)
+        return np.where(np.isinf(top), top, out)
 
     def floor(self) -> float:
         """``lim ell(x)`` as ``x -> -inf``: log of the weight at shift 0 (or ``-inf``)."""
