@@ -69,6 +69,9 @@ _LAZY: dict[str, str] = {
     "Audit": ".core.auditing",
     "AuditResult": ".core.auditing",
     "audit": ".core.auditing",
+    # interoperability (dp-accounting events in and out)
+    "from_dp_event": ".interop",
+    "to_dp_event": ".interop",
 }
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager form
@@ -78,6 +81,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager form
     from .gg.vector import GeneralizedGaussianVector, VectorGGAccountant
     from .gg.tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
     from .analytic.shuffle import ShuffleAccountant
+    from .interop import from_dp_event, to_dp_event
     from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler,
                           SampledAccountant, ValidationReport, min_samples, plan_samples,
                           validate)
@@ -99,6 +103,8 @@ __all__ = [
     "GeneralizedGaussianVector", "VectorGGAccountant",
     # trade-off curves and audits
     "TradeoffCurve", "GDPBracket", "Audit", "AuditResult", "audit",
+    # interoperability
+    "from_dp_event", "to_dp_event",
 ]
 __all__ += [_n for _n in _mechanisms.SPECS if _n not in __all__]
 

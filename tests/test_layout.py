@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "analytic": 3, "sampled": 3,
     "calibration": 4,          # generic calibration over any accountant; gg's tools use it
     "gg": 5,
+    "interop": 5,            # dp-accounting events in and out (uses analytic, rdp)
     "torch": 6, "cli": 6, "plotting": 6, "": 6, "_moved": 6,     # "": sampledprv/__init__
     "__main__": 7,
 }

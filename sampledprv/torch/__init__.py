@@ -5,7 +5,10 @@
   (GG paper, Algorithm 3) on per-sample gradients from ``torch.func``;
 * :func:`ggnmax` -- noisy argmax of vote histograms;
 * :mod:`sampledprv.torch.opacus_integration` -- Opacus optimizer/accountant/engine
-  (imports opacus only when used).
+  (imports opacus only when used);
+* :class:`SampledPrvOpacusAccountant` (:mod:`sampledprv.torch.opacus_accountant`) --
+  registered with Opacus as ``"sampledprv"`` on import when Opacus is installed, so
+  ``PrivacyEngine(accountant="sampledprv")`` works.
 
 Importing :mod:`sampledprv` never imports torch; this subpackage does.
 """
@@ -27,3 +30,28 @@ __all__ = [
     "beta_norm", "clip_per_sample", "privatize_gradients", "BetaDPSGD",
     "poisson_sample_mask", "ggnmax",
 ]
+
+
+def _register_opacus() -> None:
+    """Register the ``"sampledprv"`` Opacus accountant when Opacus is installed (never
+    fails the import of this package: a broken Opacus install only warns)."""
+    import importlib.util
+    import warnings
+    if importlib.util.find_spec("opacus") is None:
+        return
+    try:
+        from .opacus_accountant import register
+        register()
+    except Exception as exc:  # noqa: BLE001 - a broken optional dependency must not break us
+        warnings.warn(f"Opacus is installed but the 'sampledprv' accountant could not be "
+                      f"registered with it ({type(exc).__name__}: {exc})", stacklevel=2)
+
+
+def __getattr__(name: str):
+    if name == "SampledPrvOpacusAccountant":
+        from .opacus_accountant import SampledPrvOpacusAccountant
+        return SampledPrvOpacusAccountant
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_register_opacus()

@@ -1,0 +1,11 @@
+"""Interoperability with other accounting libraries.
+
+* :func:`from_dp_event` / :func:`to_dp_event` -- dp-accounting's ``DpEvent`` trees
+  (:mod:`sampledprv.interop.dp_accounting`; dp-accounting itself is needed only to
+  *build* events, optional extra ``sampledprv[dp-accounting]``);
+* the Opacus accountant lives in :mod:`sampledprv.torch.opacus_accountant`.
+"""
+
+from .dp_accounting import DpEventComposition, RdpPart, SUPPORTED_EVENTS, from_dp_event, to_dp_event
+
+__all__ = ["from_dp_event", "to_dp_event", "DpEventComposition", "RdpPart", "SUPPORTED_EVENTS"]
