@@ -35,6 +35,7 @@ import numpy as np
 
 
 from . import _validation as v
+from ._concurrency import guarded
 from .advice import AdvisedError, Remedy
 from .engine.compose import ComposedPMF, GridTooLargeError, compose_lattices
 from .engine.curve import LatticePoints, PrivacyCurve
@@ -188,6 +189,9 @@ class _DirectionCurve(CurveErrorTerms):
         return floor
 
 
+# the curves are rebuilt after unpickling or copying (_concurrency.py)
+@guarded("compose", "composition", "_build", "delta", "epsilon", "describe", "__repr__",
+         transient=("_curves",))
 class Accountant(PrivacyAccountant):
     r"""Deterministic certified accountant for analytic mechanisms.
 

@@ -24,6 +24,7 @@ from typing import Optional
 import numpy as np
 
 from ... import _validation as v
+from ..._concurrency import guarded
 from ...contract import PrivacyAccountant
 from ...engine.compose import GridTooLargeError
 from ...interval import PROBABILISTIC, Interval, fixed_size_bracket
@@ -50,6 +51,8 @@ _TAIL_FLOOR = 1e-16
 _MIN_GRID = 64
 
 
+@guarded("compose", "composition", "epsilon", "delta", "describe", "empirical", "__repr__",
+         shared=("executor", "_settings.executor"))
 class SampledAccountant(HistogramBank, PrivacyAccountant):
     r"""Privacy accounting from samples of the privacy loss, certified w.p. ``1 - alpha``.
 
