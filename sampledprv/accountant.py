@@ -48,7 +48,7 @@ from .engine.exact_atoms import MAX_ATOMS, compose_atoms, enumeration_size
 from .engine.online import Outgrown
 from .engine.error_weights import WeightedError
 from ._error_terms import CurveErrorTerms
-from ._online import OnlinePlan
+from ._online import OnlinePlan, warn_online_off
 from .interval import DETERMINISTIC, Interval, fixed_size_bracket
 from .contract import PrivacyAccountant
 from .mechanisms import Gaussian, Mechanism
@@ -531,6 +531,7 @@ class Accountant(PrivacyAccountant):
         except Outgrown as err:
             self._online_refused = str(err)
             self._online = None
+            warn_online_off(self._online_refused, self.horizon, self.eps_error)
             return None
         curves = self._online.curves(composition)
         self._curves = curves
