@@ -271,8 +271,8 @@ def warn_online_off(reason: str, horizon: int, eps_error: float) -> None:
     warnings.warn(AdvisedWarning(
         f"online updates are off for this accountant ({reason}): each query after a "
         "change now rebuilds the composition by FFT, which is much slower per step. The "
-        "online grid is limited to "
-        f"{MAX_ONLINE_GRID:,} points; a coarser mesh or a shorter horizon fits it",
+        f"online grid holds at most min(max_grid_size, {MAX_ONLINE_GRID:,}) points; a "
+        "coarser mesh or a shorter horizon needs fewer",
         [Remedy("eps_error", "set", float(f"{2 * eps_error:.2g}"), "Accountant",
                 "the grid shrinks like 1/eps_error"),
          Remedy("horizon", "lower", note=f"now {horizon:,}; it is doubled automatically "
