@@ -160,7 +160,9 @@ class OnlinePlan:
         self.h = self.snap(math.sqrt(v_star / self.horizon))
         tau = outside * self.delta_error / (2.0 * self.horizon)
         self.tau = 10.0 ** math.floor(math.log10(tau))
-        self._disc = {}
+        # discretizations on the current mesh survive a re-plan (a wider grid, or a
+        # doubled horizon on the same rung of the ladder); the others are dropped
+        self._disc = {k: d for k, d in self._disc.items() if k[2:] == (self.h, self.tau)}
         k_now = sum(composition.values())
         scale = max(1.0, self.horizon / k_now)
         width, sds = 0, []
