@@ -101,13 +101,16 @@ def fingerprint(func: Any, _depth: int = 0) -> str:
 
     feed_code(code)
     if _depth < 3:
-        for value in (getattr(func, "__defaults__", None) or ()):
-            h.update(_value(value, _depth).encode())
-        for cell in (getattr(func, "__closure__", None) or ()):
-            try:
-                h.update(_value(cell.cell_contents, _depth).encode())
-            except ValueError:              # an empty cell
-                h.update(b"<empty>")
+        try:
+            for value in (getattr(func, "__defaults__", None) or ()):
+                h.update(_value(value, _depth).encode())
+            for cell in (getattr(func, "__closure__", None) or ()):
+                try:
+                    h.update(_value(cell.cell_contents, _depth).encode())
+                except ValueError:              # an empty cell
+                    h.update(b"<empty>")
+        except RecursionError:                  # values that refer back to the function
+            h.update(b"<cyclic>")
     return h.hexdigest()[:12]
 
 
