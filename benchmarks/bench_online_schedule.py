@@ -8,8 +8,9 @@ per step (``compose`` then ``epsilon(1e-5)``) over ``--steps`` steps, split into
 that bring a new sigma and the others, for two schedules:
 
 * ``cycling``: ``q = 0.01``, sigma cycles through 1.0, 1.1, ..., 1.6;
-* ``decreasing``: ``q = 0.001``, sigma from 1.0 down by 0.005 every 50 steps (each new
-  mechanism is wider than the last: the case that switched online updates off).
+* ``decreasing``: ``q = 0.001``, sigma from 1.2 down by 0.002 every 50 steps, to 0.8
+  (each new mechanism is wider than the last: the case that switched online updates
+  off).
 
 Usage::
 
@@ -34,7 +35,7 @@ except ImportError:   # run from elsewhere
 def sigma_of(schedule: str, k: int) -> float:
     if schedule == "cycling":
         return 1.0 + 0.1 * ((k // 50) % 7)
-    return 1.0 - 0.005 * (k // 50)
+    return 1.2 - 0.002 * (k // 50)
 
 
 def run(schedule: str, steps: int) -> None:
