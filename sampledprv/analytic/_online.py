@@ -17,6 +17,7 @@ and reported by :meth:`sampledprv.Accountant.describe`.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,7 @@ from ..engine.fft import next_fast_len
 from ..engine.online import OnlineComposition, Outgrown
 from ..mechanisms import Mechanism
 from ..mechanisms.relations import privacy_loss
+from ..core.advice import AdvisedWarning, Remedy
 
 #: largest FFT length the online mode plans for (about 40 bytes per point per direction)
 MAX_ONLINE_GRID = 2**23
@@ -138,7 +140,9 @@ class OnlinePlan:
         self.h = self.snap(math.sqrt(v_star / self.horizon))
         tau = outside * self.delta_error / (2.0 * self.horizon)
         self.tau = 10.0 ** math.floor(math.log10(tau))
-        self._disc = {}
+        # discretizations on the current mesh survive a re-plan (a wider grid, or a
+        # doubled horizon on the same rung of the ladder); the others are dropped
+        self._disc = {k: d for k, d in self._disc.items() if k[2:] == (self.h, self.tau)}
         k_now = sum(composition.values())
         scale = max(1.0, self.horizon / k_now)
         width, sds = 0, []
@@ -192,12 +196,21 @@ class OnlinePlan:
                 self.events.append(f"rebuilt at {k_now:,} mechanisms ({why}); new horizon "
                                    f"{self.horizon:,} ({self.n:,} points, mesh {self.h:.3g})")
             else:
-                for m, c in composition.items():
-                    new = c - self.applied.get(m, 0)
-                    if new > 0:
-                        for d in directions:
-                            self.states[d].add(m, self._discretized(m, d).pmf, new)
-                self.applied = dict(composition)
+                try:
+                    for m, c in composition.items():
+                        new = c - self.applied.get(m, 0)
+                        if new > 0:
+                            for d in directions:
+                                self.states[d].add(m, self._discretized(m, d).pmf, new)
+                    self.applied = dict(composition)
+                except Outgrown as err:
+                    # a new mechanism wider than the grid (DP-SGD with a smaller sigma
+                    # later): re-plan from the current composition, whose widest
+                    # component the new grid holds (the states are rebuilt, so a
+                    # partial update above is discarded)
+                    self._plan(composition, directions)
+                    self.events.append(f"rebuilt at {k_now:,} mechanisms ({err}); "
+                                       f"{self.n:,} points")
         grow = 1.05
         for _ in range(8):
             try:
@@ -230,3 +243,19 @@ class OnlinePlan:
             out[d] = OnlineDirection(state, min(1.0, outside), hoeffding, self.t, mass_error,
                                      scale_up, scale_low, shift)
         return out
+
+
+def warn_online_off(reason: str, horizon: int, eps_error: float) -> None:
+    """Warn (once per accountant: the caller switches the online mode off for good) that
+    every query will now rebuild by FFT, with the reason and what restores the online
+    mode: a larger ``eps_error`` (a coarser mesh, hence a shorter grid) or a smaller
+    ``horizon``."""
+    warnings.warn(AdvisedWarning(
+        f"online updates are off for this accountant ({reason}): each query after a "
+        "change now rebuilds the composition by FFT, which is much slower per step. The "
+        f"online grid holds at most min(max_grid_size, {MAX_ONLINE_GRID:,}) points; a "
+        "coarser mesh or a shorter horizon needs fewer",
+        [Remedy("eps_error", "set", float(f"{2 * eps_error:.2g}"), "Accountant",
+                "the grid shrinks like 1/eps_error"),
+         Remedy("horizon", "lower", note=f"now {horizon:,}; it is doubled automatically "
+                "when the composition exceeds it")]), stacklevel=5)

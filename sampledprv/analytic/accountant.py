@@ -36,6 +36,7 @@ import numpy as np
 
 from ..core import validation as v
 from ..core.advice import AdvisedError, Remedy
+from ..core.concurrency import guarded
 from ..engine.compose import ComposedPMF, GridTooLargeError, compose_lattices
 from ..engine.curve import LatticePoints, PrivacyCurve
 from ..engine.discretize import Discretized, discretize, relative_terms
@@ -47,7 +48,7 @@ from ..engine.exact_atoms import MAX_ATOMS, compose_atoms, enumeration_size
 from ..engine.online import Outgrown
 from ..engine.error_weights import WeightedError
 from ._direction_curve import DirectionCurve
-from ._online import OnlinePlan
+from ._online import OnlinePlan, warn_online_off
 from ..core.interval import DETERMINISTIC, Interval, fixed_size_bracket
 from ..core.contract import PrivacyAccountant
 from ..mechanisms import Gaussian, Mechanism
@@ -192,6 +193,9 @@ class _DirectionCurve(DirectionCurve):
         return float(self.curve_.values[-1]) if self.curve_.values.size else floor
 
 
+# the curves are rebuilt after unpickling or copying (core/concurrency.py)
+@guarded("compose", "composition", "_build", "delta", "epsilon", "describe", "__repr__",
+         transient=("_curves",))
 class Accountant(PrivacyAccountant):
     r"""Deterministic certified accountant for analytic mechanisms.
 
@@ -575,6 +579,7 @@ class Accountant(PrivacyAccountant):
         except Outgrown as err:
             self._online_refused = str(err)
             self._online = None
+            warn_online_off(self._online_refused, self.horizon, self.eps_error)
             return None
         curves = self._online.curves(composition)
         self._curves = curves

@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..core import validation as v
+from ..core.concurrency import guarded
 from ..core.contract import PrivacyAccountant
 from ..core.interval import DETERMINISTIC, Interval
 from .vector_lower import SpreadSubsampledLower
@@ -89,6 +90,12 @@ def _vector_of(mech: Mechanism) -> Optional[GeneralizedGaussianVector]:
     return None
 
 
+def _default_pld(eps_error: float, delta_error: float) -> Any:
+    """The default PLD accountant of :class:`VectorGGAccountant`."""
+    return Accountant(eps_error, delta_error)
+
+
+@guarded("compose", "composition", "epsilon", "delta", "describe", "__repr__")
 class VectorGGAccountant(PrivacyAccountant):
     r"""Accountant for compositions containing :class:`GeneralizedGaussianVector`.
 
@@ -126,7 +133,8 @@ class VectorGGAccountant(PrivacyAccountant):
                  spreads: Optional[Sequence[int]] = None) -> None:
         self.eps_error, self.delta_error = eps_error, delta_error
         Accountant(eps_error, delta_error)   # validates both
-        self._factory = accountant or (lambda: Accountant(eps_error, delta_error))
+        # None: Accountant(eps_error, delta_error) (no lambda, so the accountant pickles)
+        self._factory = accountant
         self.orders = tuple(VECTOR_ORDERS if orders is None else orders)
         RdpAccountant(self.orders)           # validates the orders
         if spreads is not None:
@@ -159,7 +167,8 @@ class VectorGGAccountant(PrivacyAccountant):
     def _pld(self, m: int):
         """PLD accountant of the composition with every vector spec replaced by the
         concrete vector spread over ``min(m, d)`` coordinates."""
-        acc = self._factory()
+        acc = self._factory() if self._factory is not None else \
+            _default_pld(self.eps_error, self.delta_error)
         for mech, count in self._composition.items():
             vec = _vector_of(mech)
             if vec is None:

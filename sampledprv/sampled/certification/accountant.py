@@ -25,6 +25,7 @@ import numpy as np
 
 from ...core import validation as v
 from ...core.contract import PrivacyAccountant
+from ...core.concurrency import guarded
 from ...engine.compose import GridTooLargeError
 from ...core.interval import PROBABILISTIC, Interval, fixed_size_bracket
 from ...mechanisms.base import Direction, as_direction
@@ -53,6 +54,8 @@ _TAIL_FLOOR = 1e-16
 _MIN_GRID = 64
 
 
+@guarded("compose", "composition", "epsilon", "delta", "describe", "empirical", "__repr__",
+         shared=("_settings.executor",))
 class SampledAccountant(PrivacyAccountant):
     r"""Privacy accounting from samples of the privacy loss, certified w.p. ``1 - alpha``.
 

@@ -35,6 +35,8 @@ from ..histograms.sharding import BACKENDS, HistogramJob, check_executor, run_jo
 from ..histograms.window import choose_window
 from .envelopes import lower_envelope
 from .floor import min_samples
+from ...core.concurrency import guarded
+from .loss_identity import from_histogram, identity_violation
 from .tail_sources import tail_bound
 from .tails import TailBound
 from .twolevel import bins_for
@@ -56,6 +58,7 @@ def key_of(mech: object) -> object:
         return ("id", id(mech))
 
 
+@guarded(shared=("executor",))
 class HistogramBank:
     """Seeds, sampling runs and the cache of the histograms of a composition.
 
@@ -224,6 +227,7 @@ class HistogramBank:
             return
         for hk, hist in zip(hks, self.run(jobs)):
             self.hists[hk] = hist
+            self._check_identities(hk[0])
             tb = self.tails.get(hk)
             if tb is not None:      # a draw outside a declared range: that error first
                 tb.check_histogram(hist, repr(self.entries[hk[0]][0]), hk[1])
@@ -232,6 +236,42 @@ class HistogramBank:
                           f"sampling window of {self.entries[hk[0]][0]!r} ({hk[1]}); "
                           "the bounds stay valid but are loose. Pass an EmpiricalPRV "
                           "sampled on a wider window", RuntimeWarning)
+
+    def _check_identities(self, key: object) -> None:
+        """Refuse a user pair whose loss samples contradict the change-of-measure
+        identities (:mod:`.loss_identity`), once both of its histograms are sampled (one
+        for a pair declared symmetric); false-alarm probability at most
+        :data:`CHECK_LEVEL` (or ``alpha`` if smaller).  Built-in specs are exact and
+        skipped."""
+        from .inputs import LogDensityPair, PrivacyLossSampler
+        mech = self.entries[key][0] if key in self.entries else None
+        tag = (key, "identities")
+        if not isinstance(mech, (LogDensityPair, PrivacyLossSampler)) or tag in self.checked:
+            return
+        symmetric = self.symmetric(mech)
+        rem = self.hists.get((key, "remove"))
+        add = None if symmetric else self.hists.get((key, "add"))
+        if rem is None or (add is None and not symmetric):
+            return
+        level = min(self.alpha, CHECK_LEVEL)
+        found = identity_violation(from_histogram(rem),
+                                   None if add is None else from_histogram(add), level)
+        self.checked.add(tag)
+        if found is None:
+            return
+        left, right = found["left"], found["right"]
+        what = ("the loss samples of a pair declared symmetric=True" if symmetric
+                else "the remove and add loss samples")
+        raise ValueError(
+            f"{getattr(mech, 'name', type(mech).__name__)}: {what} contradict {found['identity']} at t = {found['t']:.3g}, "
+            f"which holds for every privacy loss (Y = log p/q under P, Y' = log q/p under Q): "
+            f"the two sides lie in [{left[0]:.3g}, {left[1]:.3g}] and [{right[0]:.3g}, "
+            f"{right[1]:.3g}] (false-alarm probability <= {level:g}). A sampler that is "
+            "narrower than its density, truncated, shifted or scaled does this, and would "
+            "give an optimistic certificate. Check that sample_p draws from exp(logp) and "
+            "sample_q from exp(logq) (same location and scale, no truncation)"
+            + ("; and drop symmetric=True unless the pair is symmetric (the add loss then "
+               "is sampled and checked too)" if symmetric else ""))
 
     def envelope_hist(self, key: object, mech: object, d: str) -> LossHistogram:
         hk = self.hist_key(key, mech, d)

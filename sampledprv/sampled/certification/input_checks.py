@@ -12,12 +12,16 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from .loss_identity import from_draws, identity_violation
 from .tail_inputs import as_loss_range, as_renyi
 from .user_calls import LOGDENSITY_SIGNATURE, SAMPLER_SIGNATURE, call_user
 from .tails import TailBound
 
 __all__ = ["normalize_tails", "check_range", "finite_or_raise", "numeric", "call_sampler",
-           "ratio_mean", "markov_check", "call_logdensity"]
+           "ratio_mean", "markov_check", "call_logdensity", "check_identities"]
+
+#: false-alarm probability of :func:`check_identities` (per call)
+IDENTITY_LEVEL = 1e-6
 
 
 def normalize_tails(obj: object) -> None:
@@ -143,3 +147,34 @@ def call_logdensity(fn: Callable[[np.ndarray], np.ndarray], w: np.ndarray,
         raise ValueError(f"{name} returned +inf at w = {w[i]!r}; a log-density must be "
                          "finite or -inf")
     return out
+
+
+def check_identities(name: str, losses: dict, symmetric: bool) -> None:
+    r"""Raise when loss draws contradict the change-of-measure identities.
+
+    ``losses`` maps ``"remove"`` (``log p/q`` under ``P``) and, when drawn, ``"add"``
+    (``log q/p`` under ``Q``) to arrays.  Both present: the two-sample identities of
+    :mod:`.loss_identity` (the two-sided form of :math:`E_P[q/p] = 1 = E_Q[p/q]`).
+    ``symmetric``: also the one-sample form on each array, the evidence a symmetric
+    declaration needs.  False-alarm probability at most :data:`IDENTITY_LEVEL`."""
+    rem, add = losses.get("remove"), losses.get("add")
+    tests = []
+    if rem is not None and add is not None:
+        tests.append((rem, add, "the remove and add losses"))
+    if symmetric:
+        tests += [(y, None, f"the {d} losses of a pair declared symmetric=True")
+                  for d, y in (("remove", rem), ("add", add)) if y is not None]
+    for y, other, what in tests:
+        found = identity_violation(from_draws(y), None if other is None else from_draws(other),
+                                   IDENTITY_LEVEL / max(len(tests), 1))
+        if found is not None:
+            left, right = found["left"], found["right"]
+            raise ValueError(
+                f"{name}: {what} ({y.size} check draws) contradict {found['identity']} at "
+                f"t = {found['t']:.3g}, which holds for every privacy loss (Y = log p/q "
+                f"under P, Y' = log q/p under Q): the two sides lie in [{left[0]:.3g}, "
+                f"{left[1]:.3g}] and [{right[0]:.3g}, {right[1]:.3g}]. A sampler narrower "
+                "than its density, truncated, shifted or scaled does this and would give "
+                "an optimistic certificate: check that each sampler draws from its density"
+                + ("; drop symmetric=True unless the pair is symmetric" if symmetric
+                   else ""))

@@ -26,8 +26,8 @@ import numpy as np
 from ...core.advice import warn_user
 from ..draws.ars import AdaptiveRejectionSampler
 from ..draws.user_fills import fill_as_sampler, make_fill, scalar_as_vector
-from .input_checks import (call_logdensity, call_sampler, check_range, markov_check,
-                           normalize_tails, numeric, ratio_mean)
+from .input_checks import (call_logdensity, call_sampler, check_identities, check_range,
+                           markov_check, normalize_tails, numeric, ratio_mean)
 from .tail_inputs import RenyiInput
 from .user_calls import LOGDENSITY_SIGNATURE, LOSS_SAMPLER_SIGNATURE, call_user
 
@@ -175,7 +175,11 @@ class LogDensityPair:
 
         Checks sampler output shapes and NaN, log-density shapes and NaN, and the
         relative normalization: :math:`E_P[q/p] = Q(\mathrm{supp}\,P) \le 1` and
-        :math:`E_Q[p/q] \le 1`.  A Monte Carlo mean significantly above 1 means that
+        :math:`E_Q[p/q] \le 1`; with both samplers, the two-sided identities
+        :math:`P(L < -t) = E_Q[e^{-L'}; L' > t]` of :mod:`.loss_identity` (a sampler
+        narrower than its density, truncated or scaled fails them), and with
+        ``symmetric=True`` their one-sample form, which a pair that is not symmetric
+        fails.  A Monte Carlo mean significantly above 1 means that
         ``logp`` and ``logq`` are normalized with different constants, which shifts every
         privacy loss.  In 1-D, the integrals of ``exp(logp)`` and ``exp(logq)`` are
         also compared by quadrature (a warning if they differ).
@@ -184,6 +188,7 @@ class LogDensityPair:
         rng = np.random.default_rng(12345) if rng is None else rng
         report: dict = {}
         dim = None
+        losses: dict = {}
         s_p, s_q, logp, logq = self._vectorized() if self.kernel else \
             (self.sample_p, self.sample_q, self.logp, self.logq)
         for which, own, other in (("p", logp, logq), ("q", logq, logp)):
@@ -203,6 +208,7 @@ class LogDensityPair:
             with np.errstate(invalid="ignore"):
                 check_range(self, lo - lt, "remove" if which == "p" else "add")
             log_ratio = lt - lo                     # log q/p at draws from p (or p/q)
+            losses["remove" if which == "p" else "add"] = -log_ratio
             mean, se = ratio_mean(log_ratio)
             report[f"E_{which}[ratio]"] = (mean, se)
             other_name = "logq" if which == "p" else "logp"
@@ -215,6 +221,7 @@ class LogDensityPair:
                     f"Add the missing log-normalizing constant (here about "
                     f"{math.log(mean):+.4g} in {other_name} relative to log{which}), or "
                     f"make sample_{which} draw from exp(log{which}) if it does not")
+        check_identities(self.name, losses, self.symmetric)
         if dim is None and not self.kernel:
             report.update(self._quadrature_check())
         return report
@@ -323,8 +330,10 @@ class PrivacyLossSampler:
         privacy loss: :math:`E_P[q/p] \le 1`)."""
         rng = np.random.default_rng(12345) if rng is None else rng
         report = {}
+        losses = {}
         for d in (("remove",) if self.symmetric else ("remove", "add")):
             y = self.numpy_loss_sampler(d)(rng, n)
+            losses[d] = y
             check_range(self, y, d)
             r = np.exp(-np.clip(y, -700, None))
             mean, se = float(r.mean()), float(r.std() / math.sqrt(n))
@@ -334,4 +343,5 @@ class PrivacyLossSampler:
                     f"the {d} samples are not privacy losses: E[exp(-Y)] = {mean:.4g} +- "
                     f"{se:.2g} > 1, but for Y = log p/q under P it is at most 1. Check the "
                     "sign convention (remove: log p/q with w ~ P) and the normalization")
+        check_identities(self.name, losses, self.symmetric)
         return report

@@ -339,22 +339,56 @@ def _run_futures(executor: cf.Executor, todo: list, merge: Callable,
             f.cancel()
 
 
+#: resubmissions of one shard whose future was cancelled (``client.restart()``, a lost
+#: scheduler state) before the run gives up
+_CANCELLED_RETRIES = 5
+
+
 def _run_dask(client: Any, todo: list, merge: Callable, threads: int) -> None:
+    """Run the shards as Dask tasks.  A shard whose future comes back cancelled (for
+    example after ``client.restart()``, which cancels every running future) is submitted
+    again, up to :data:`_CANCELLED_RETRIES` times: a shard is a pure function of its
+    job and index, so the merged histogram stays bit-identical.  A shard that failed
+    raises its error."""
     from distributed import as_completed
 
-    futs = {}
-    for a, i in todo:
-        key = f"sampledprv-shard-{a.job.token()}-{i}"
-        futs[key] = a
-    futures = [client.submit(run_shard, a.job, int(key.rsplit("-", 1)[1]), threads, key=key,
-                             pure=False, retries=2)
-               for key, a in futs.items()]
+    def submit(a: "_Acc", i: int, attempt: int) -> Any:
+        key = f"sampledprv-shard-{a.job.token()}-{i}" + (f"-retry{attempt}" if attempt else "")
+        fut = client.submit(run_shard, a.job, i, threads, key=key, pure=False, retries=2)
+        owner[fut.key] = (a, i, attempt)
+        return fut
+
+    owner: dict[str, tuple] = {}
+    futures = [submit(a, i, 0) for a, i in todo]
+    pending = as_completed(futures)
     try:
-        for fut, (i, c, e) in as_completed(futures, with_results=True):
-            merge(futs[fut.key], i, c, e)
+        for fut in pending:
+            a, i, attempt = owner[fut.key]
+            try:
+                j, c, e = fut.result()      # raises the shard's own error
+            except Exception as err:  # noqa: BLE001 - cancellations are retried below
+                if not (fut.status == "cancelled" or _is_cancellation(err)):
+                    raise
+                if attempt >= _CANCELLED_RETRIES:
+                    raise RuntimeError(
+                        f"shard {i} of {a.job.label} was cancelled {attempt + 1} times "
+                        "(client.restart() or a lost scheduler?); run again (with a "
+                        "checkpoint= directory the finished shards are kept)") from err
+                new = submit(a, i, attempt + 1)
+                futures.append(new)
+                pending.add(new)
+                continue
+            merge(a, j, c, e)
     except BaseException:   # Ctrl-C or a failed shard: stop the rest of the job
         client.cancel(futures)
         raise
+
+
+def _is_cancellation(err: BaseException) -> bool:
+    """True for a cancelled future's error (``FutureCancelledError`` of Dask,
+    :class:`concurrent.futures.CancelledError`)."""
+    return isinstance(err, cf.CancelledError) or type(err).__name__ in (
+        "FutureCancelledError", "CancelledError")
 
 
 def plan_shards(n: int, shard_size: int) -> int:
