@@ -79,9 +79,10 @@ def test_subcommand_help(command):
     assert "examples:" in p.stdout and f"sampledprv {command}" in p.stdout
 
 
-def test_no_command_is_usage_error():
+def test_no_command_prints_the_help():
     p = run()
-    assert p.returncode == 2 and "COMMAND" in p.stderr
+    assert p.returncode == 0 and "usage: sampledprv" in p.stdout and "COMMAND" in p.stdout
+    assert p.stderr == ""
 
 
 def test_console_script_installed():
