@@ -324,7 +324,10 @@ def test_calibrate_requires_target():
 def test_plan_floor_matches_library():
     # built-in specs bound their unseen tail by their Renyi divergences: no floor
     out = ok_json("plan", "--delta", "1e-5", "-m", DPSGD, "-c", "1000")
-    n = sp.min_samples(1000, 1e-5, alpha=1e-9, bins=2**15, histograms=2)
+    # the bins are the sampled accountant's own default for k = 1000 (bins="auto")
+    from sampledprv.sampled.certification.twolevel import bins_for
+    assert out["bins"] == bins_for(1000) == 2**17
+    n = sp.min_samples(1000, 1e-5, alpha=1e-9, bins=2**17, histograms=2)
     assert out["n_min"] == 1 and out["histograms"] == 2 and out["tail_bounds"][0]
     assert out["n_min_without_tail_bounds"] == n
     # approx-DP has no Renyi bound: its compositions set the floor
