@@ -185,6 +185,19 @@ class RandomAllocation(Mechanism):
             return ra.add_divergence(a, self.steps, self.selected, self.step)
         raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
 
+    def conditional(self, direction: str) -> Any:
+        """The conditional sampler of the remove loss of balls-and-bins with Gaussian
+        steps (:class:`~sampledprv.sampled.certification.conditional.ConditionalRemove`:
+        the record's step integrated exactly, the others sampled), else ``None``."""
+        if direction != "remove" or self.selected != 1 or self.steps < 2:
+            return None
+        from ..sampled.draws import allocation as al
+        kind, d, _ = self._kernel_params(direction)
+        if kind != al.BASE_GAUSS:
+            return None
+        from ..sampled.certification.conditional import ConditionalRemove
+        return ConditionalRemove(self.steps, d)
+
     @property
     def tail_source(self) -> str:
         return TAIL_SOURCE

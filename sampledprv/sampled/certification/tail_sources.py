@@ -133,7 +133,9 @@ def tail_bound(mech: Any, direction: str, *, renyi: Optional[RenyiInput] = None,
     own_r = getattr(mech, "renyi", None) if not _is_builtin(mech) else None
     own_l = getattr(mech, "loss_range", None) if not _is_builtin(mech) else None
     dirs = DIRECTIONS if symmetric else (direction,)
-    for src, label in ((as_renyi(renyi), "supplied"), (as_renyi(own_r), "supplied")):
+    own_words = getattr(mech, "tail_source", None) if own_r is not None else None
+    for src, label in ((as_renyi(renyi), "Renyi bound supplied"),
+                       (as_renyi(own_r), own_words or "Renyi bound supplied")):
         if src is None:
             continue
         for d in dirs:
@@ -141,7 +143,7 @@ def tail_bound(mech: Any, direction: str, *, renyi: Optional[RenyiInput] = None,
                 renyis.append(_evaluate(src, src.orders(d), d, "renyi", False))
             else:
                 renyis.append(_evaluate(src, DEFAULT_ORDERS, d, "renyi", False))
-        words.append(f"Renyi bound {label}")
+        words.append(label)
     for src in (as_loss_range(loss_range), as_loss_range(own_l)):
         if src is not None:
             ranges += [src[DIRECTIONS.index(d)] for d in dirs]

@@ -45,6 +45,7 @@ from .samplers import gg_draw, gg_setup
 from .user_fills import states_from
 
 __all__ = ["BASE_GAUSS", "BASE_LAPLACE", "BASE_GG", "allocation_params", "allocation_fill",
+           "bulk_fill", "bulk_numpy_sampler",
            "allocation_numpy_sampler", "allocation_torch_sampler", "log_binom"]
 
 BASE_GAUSS, BASE_LAPLACE, BASE_GG = 0.0, 1.0, 2.0
@@ -249,3 +250,47 @@ def allocation_torch_sampler(steps: int, selected: int, kind: float, d: float, b
             return torch.empty(0, dtype=f64, device=gen.device)
         return torch.cat(parts)
     return f
+
+
+@njit(cache=True)
+def bulk_fill(state, params, out):  # pragma: no cover - numba
+    r"""Write ``len(out)`` draws of :math:`S = \log\sum_{t=1}^{m} e^{\ell_t}`, the
+    steps without the record (:math:`\ell_t` i.i.d. under ``B``), ``m = params[0]``
+    (same parameter layout as :func:`allocation_fill`; sign and ``log C`` unused)."""
+    T = int(params[_P_T])
+    buf = np.empty(T)
+    for i in range(out.shape[0]):
+        m = -math.inf
+        for t in range(T):
+            lt = _step_loss(state, params, False)
+            buf[t] = lt
+            if lt > m:
+                m = lt
+        s = 0.0
+        for t in range(T):
+            s += math.exp(buf[t] - m)
+        out[i] = m + math.log(s)
+
+
+@njit(cache=True)
+def _bulk_many(params, states, out):  # pragma: no cover - numba
+    n = out.shape[0]
+    s = states.shape[0]
+    per = -(-n // s)
+    for j in range(s):
+        a = j * per
+        b = min(n, a + per)
+        if a >= b:
+            break
+        bulk_fill(states[j], params, out[a:b])
+
+
+def bulk_numpy_sampler(params: np.ndarray) -> Callable[[np.random.Generator, int], np.ndarray]:
+    """``sample(rng, size)`` of :func:`bulk_fill` on streams seeded from ``rng``."""
+    params = np.ascontiguousarray(params, dtype=np.float64)
+
+    def sample(rng: np.random.Generator, size: int) -> np.ndarray:
+        out = np.empty(int(size))
+        _bulk_many(params, states_from(rng), out)
+        return out
+    return sample
