@@ -37,7 +37,7 @@ from .generalized_gaussian import GeneralizedGaussian
 from .laplace import Laplace
 from .registry import CliKind, Family, register
 
-__all__ = ["RandomAllocation", "BallsAndBins", "NoClosedFormError", "TAIL_SOURCE"]
+__all__ = ["RandomAllocation", "BallsAndBins", "NoClosedFormError"]
 
 #: How the tail bounds of these specs are described in an interval's ``method``.
 TAIL_SOURCE = ("proven Renyi bounds of random allocation (remove: exact multinomial moments, "
@@ -207,10 +207,16 @@ class RandomAllocation(Mechanism):
         return f"random allocation ({k} {self.steps} steps) of {self.step!r}"
 
 
-def BallsAndBins(sigma: float, steps: int, sensitivity: float = 1.0,
-                 base: Any = None) -> RandomAllocation:
-    """Balls-and-bins sampling: :class:`RandomAllocation` with ``selected=1``."""
-    return RandomAllocation(sigma, steps, 1, sensitivity, base)
+@dataclass(frozen=True)
+class BallsAndBins(RandomAllocation):
+    """Balls-and-bins sampling: :class:`RandomAllocation` with ``selected=1`` (each record
+    in one uniformly chosen step of the epoch; Chua et al., AISTATS 2025)."""
+
+    def __post_init__(self) -> None:
+        if self.selected != 1:
+            raise ValueError(f"BallsAndBins has selected=1, got selected={self.selected!r}; "
+                             "use RandomAllocation(sigma, steps, selected=k) for k of T")
+        super().__post_init__()
 
 
 def _no_law(spec: RandomAllocation):
@@ -261,7 +267,7 @@ def _format(m: RandomAllocation) -> str:
 
 
 FAMILY = register(Family(
-    name="random_allocation", types=(RandomAllocation,),
+    name="random_allocation", types=(RandomAllocation, BallsAndBins),
     loss_pair=_no_law,
     cli=(CliKind("balls-and-bins", (("sigma", "scale"), ("steps",)),
                  ("sensitivity", "beta"), ("sigma", "scale"),

@@ -15,6 +15,7 @@ from .conversion import delta_from_rdp, epsilon_from_rdp
 from .divergence import DIRECTIONS, register_divergence, renyi_divergence
 from .gg_quadrature import gg_renyi_bounds
 from .subsampled import subsampled_general_bound, subsampled_remove_bound
+from . import allocation as _allocation  # noqa: F401  (registers RandomAllocation's bounds)
 
 __all__ = [
     "renyi_divergence", "register_divergence", "DIRECTIONS", "epsilon_from_rdp",

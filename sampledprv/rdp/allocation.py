@@ -151,3 +151,12 @@ def add_divergence(order: float, steps: int, selected: int, base: Any) -> float:
     a = float(order)
     k, T = int(selected), int(steps)
     return up(k * step_add_divergence(base, 1.0 + (a - 1.0) * k / T))
+
+
+def _register() -> None:
+    from ..mechanisms.random_allocation import RandomAllocation
+    from .divergence import register_divergence
+    register_divergence(RandomAllocation, lambda spec, a, d: spec.renyi(a, d))
+
+
+_register()
