@@ -60,13 +60,15 @@ MAX_BALLS = 96
 def _log_mul(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
     """Log-coefficients of the product of two power series (log-coefficients), to
     degree ``n``."""
-    out = np.full(n + 1, -np.inf)
-    for d in range(n + 1):
-        s = a[: d + 1] + b[d::-1]
-        m = np.max(s)
-        if m > -np.inf:
-            out[d] = m + math.log(float(np.sum(np.exp(s - m))))
-    return out
+    i = np.arange(n + 1)
+    d = i[:, None] - i[None, :]                      # d - i for output degree d
+    with np.errstate(invalid="ignore"):
+        mat = np.where(d >= 0, a[None, : n + 1] + b[np.clip(d, 0, n)], -np.inf)
+    top = np.max(mat, axis=1)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.where(np.isfinite(top),
+                        safe + np.log(np.sum(np.exp(mat - safe[:, None]), axis=1)), -np.inf)
 
 
 def log_multinomial_moment(log_m: np.ndarray, bins: int) -> float:

@@ -46,7 +46,8 @@ from ..histograms.histogram import LossHistogram
 from .envelopes import Envelope, envelope
 from .tails import TailBound
 
-__all__ = ["BulkStatistic", "ConditionalRemove", "bulk_tail"]
+__all__ = ["BulkStatistic", "ConditionalRemove", "bulk_tail", "TruncationTail",
+           "simulated_epsilon"]
 
 #: largest moment order of the bulk's tail bound
 _MAX_MOMENT = 64
@@ -123,7 +124,7 @@ class TruncationTail:
     log_sf: np.ndarray          # log of the bound at the grid points
 
     @classmethod
-    def build(cls, count: int, mu: float, points: int = 128) -> "TruncationTail":
+    def build(cls, count: int, mu: float, points: int = 80) -> "TruncationTail":
         """The bound on a grid of ``points`` values of ``log b`` from ``log(count)``
         (below, the bound is 1 anyway) to where one term alone needs :math:`z > 10`."""
         return _truncation_tail(int(count), float(mu), int(points))
@@ -134,18 +135,18 @@ class TruncationTail:
         s_hi = float(np.logaddexp(s_lo, 10.0 * mu - 0.5 * mu * mu)) + 1.0
         grid = s_lo + (s_hi - s_lo) * np.linspace(0.0, 1.0, points) ** 2   # fine near E[B]
         m = 0.5 * mu * mu
-        z = np.arange(-12.0, 14.0 + 1e-9, 0.01)               # cells [z_i, z_{i+1}]
+        z = np.arange(-12.0, 14.0 + 1e-9, 0.02)               # cells [z_i, z_{i+1}]
         x_hi = np.exp(mu * z[1:] - m)                          # X at the cells' upper ends
         cell = special.ndtr(z[1:]) - special.ndtr(z[:-1])
         below = float(special.ndtr(z[0]))                      # X <= X(z_0) there
         x0 = math.exp(mu * z[0] - m)
         top = float(special.ndtr(-z[-1]))                      # beyond the last cell: <= c
-        tcs = np.geomspace(0.1, 100.0, 30)                     # theta * c
+        tcs = np.geomspace(0.1, 100.0, 20)                     # theta * c
         out = np.zeros(points)
         for i, lb in enumerate(grid):
             b = math.exp(lb)
             best = 0.0
-            for f in np.linspace(0.05, 1.0, 30):
+            for f in np.linspace(0.05, 1.0, 20):
                 c = f * b
                 p_big = count * float(special.ndtr(-(math.log(c) + m) / mu))
                 if p_big >= 1.0:
@@ -304,3 +305,33 @@ class ConditionalRemove:
         e[1:] = sf_m[1:-1] - sf_m[2:]
         estimate = LatticePMF(np.clip(e, 0.0, None), j0, h, 0.0, p_inf=float(sf_m[-1]))
         return Envelope(upper, lower, estimate, alpha)
+
+
+def simulated_epsilon(mechanism: object, hists: dict, count: int, delta: float, alpha: float,
+                      bins: int) -> tuple[float, float]:
+    r"""``(lower, upper)`` of the certified :math:`\varepsilon(\delta)` the accountant
+    would give from the histograms ``hists`` (direction -> histogram of the sampled
+    quantity: the statistic where ``mechanism.conditional(d)`` exists, else the loss),
+    for the planner's simulations (:mod:`.prediction`); same envelopes, alpha split and
+    mesh rule as :class:`~.accountant.SampledAccountant`."""
+    from .envelopes import compose_bounds
+    from .tail_sources import tail_bound
+    from ..histograms.histogram import coarsen
+    conds = {d: mechanism.conditional(d) for d in hists}
+    tails = {d: conds[d].statistic_tail if conds[d] is not None else
+             tail_bound(mechanism, d) for d in hists}
+    h_q = max(hists[d].h if conds[d] is None else conds[d].mesh(hists[d], bins)
+              for d in hists)
+    a_h = alpha / len(hists)
+    floor = 1e-16 / count
+    lo = up = -math.inf
+    for d, hh in hists.items():
+        if conds[d] is not None:
+            env = conds[d].envelope(hh, a_h, tail=tails[d], floor=floor, h=h_q)
+        else:
+            f = max(1, int(round(h_q / hh.h)))
+            env = envelope(coarsen(hh, f), a_h, tail=tails[d], floor=floor)
+        b = compose_bounds([(env, count)])
+        lo_d, _, up_d = b.epsilon(delta)
+        lo, up = max(lo, lo_d), max(up, up_d)
+    return lo, up
