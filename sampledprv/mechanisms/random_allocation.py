@@ -241,11 +241,12 @@ def _build(p: Dict[str, Any]) -> RandomAllocation:
     return RandomAllocation(p["sigma"], int(p["steps"]), int(p.get("selected", 1)), sens)
 
 
-def _build_bb(p: Dict[str, Any]) -> RandomAllocation:
+def _build_bb(p: Dict[str, Any]) -> BallsAndBins:
     if p.get("selected", 1) != 1:
         raise ValueError("balls-and-bins has selected=1; use random-allocation ... "
                          "selected=k for k of T steps")
-    return _build(p)
+    m = _build(p)
+    return BallsAndBins(m.sigma, m.steps, 1, m.sensitivity, m.base)
 
 
 def _g(x: float) -> str:
@@ -261,9 +262,10 @@ def _format(m: RandomAllocation) -> str:
     else:
         noise = f"scale={_g(st.scale)} beta={_g(st.beta)}"
     sens = "" if st.sensitivity == 1.0 else f" sensitivity={_g(st.sensitivity)}"
-    if m.selected == 1:
+    if isinstance(m, BallsAndBins):
         return f"balls-and-bins {noise} steps={m.steps}{sens}"
-    return f"random-allocation {noise} steps={m.steps} selected={m.selected}{sens}"
+    sel = "" if m.selected == 1 else f" selected={m.selected}"
+    return f"random-allocation {noise} steps={m.steps}{sel}{sens}"
 
 
 FAMILY = register(Family(
@@ -282,4 +284,7 @@ FAMILY = register(Family(
                  "(beta=) for Laplace (GG) steps; sampled accountant only", _build,
                  aliases=("k-of-t", "allocation"), integers=("steps", "selected"))),
     format=_format,
-    relations_note="add/remove only"))
+    relations_note="add/remove only",
+    # no closed-form law and no kind code of the built-in kernel: the spec samples itself
+    # through the hooks of sampledprv.sampled.draws.hooks (and conditional/renyi)
+    extras={"sampled_only": True}))
