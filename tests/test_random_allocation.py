@@ -222,3 +222,12 @@ def test_torch_sampler_law():
         y = f(torch.Generator().manual_seed(0), 20_000).cpu().numpy()
         ref = _numpy_reference(9, 3, 1.25, d, 20_000, np.random.default_rng(7))
         assert stats.ks_2samp(y, ref).pvalue > 1e-4
+
+
+def test_torch_backend_runs_the_conditional_path():
+    pytest.importorskip("torch")
+    spec = BallsAndBins(1.0, 3)
+    ref = balls_and_bins_delta(0.3, 1.0, 3, "remove", nodes=40)
+    acc = sp.SampledAccountant(20_000, alpha=1e-3, seed=1, backend="torch", device="cpu")
+    iv = acc.compose(spec).delta(0.3, direction="remove")
+    assert iv.lower <= ref <= iv.upper

@@ -80,6 +80,13 @@ class BulkStatistic:
         from ..draws import allocation as al
         return al.bulk_numpy_sampler(self._params())
 
+    def torch_loss_sampler(self, direction: str):
+        """``f(generator, size)``: draws of :math:`S` on a torch device."""
+        from ..draws import allocation as al
+        neg = al.allocation_torch_sampler(self.count, 1, al.BASE_GAUSS, self.mu, 2.0, "add")
+        log_m = math.log(self.count)
+        return lambda gen, size: log_m - neg(gen, size)     # -(S - log m) -> S
+
 
 @functools.lru_cache(maxsize=64)
 def bulk_tail(count: int, mu: float) -> TailBound:
