@@ -57,11 +57,12 @@ def _numpy_reference(T, k, mu, direction, n, rng, kind="gauss"):
         ell = mu * z - 0.5 * mu * mu
         if direction == "remove":
             ell[:, :k] += mu * mu
-    else:   # Laplace, scale 1, sensitivity mu
-        y = rng.laplace(size=(n, T))
-        ell = np.abs(y) - np.abs(y - mu)
+    else:   # Laplace (beta = 1) or GG(beta), scale 1, sensitivity mu
+        beta = 1.0 if kind == "laplace" else 1.5
+        y = stats.gennorm.rvs(beta, size=(n, T), random_state=rng)
+        ell = np.abs(y) ** beta - np.abs(y - mu) ** beta
         if direction == "remove":
-            ell[:, :k] = np.abs(mu + y[:, :k]) - np.abs(y[:, :k])
+            ell[:, :k] = np.abs(mu + y[:, :k]) ** beta - np.abs(y[:, :k]) ** beta
     e = np.full((n, k + 1), -np.inf)
     e[:, 0] = 0.0
     for t in range(T):
@@ -71,11 +72,13 @@ def _numpy_reference(T, k, mu, direction, n, rng, kind="gauss"):
 
 
 @pytest.mark.parametrize("T,k,sigma,kind", [(7, 1, 0.8, "gauss"), (9, 3, 0.7, "gauss"),
-                                            (6, 2, 1.0, "laplace")])
+                                            (6, 2, 1.0, "laplace"), (5, 2, 1.0, "gg")])
 @pytest.mark.parametrize("direction", ["remove", "add"])
 def test_fused_sampler_has_the_law_of_the_definition(T, k, sigma, kind, direction):
-    spec = RandomAllocation(sigma, T, k) if kind == "gauss" else \
-        RandomAllocation(None, T, k, base=sp.Laplace(sigma))
+    base = {"gauss": None, "laplace": sp.Laplace(sigma),
+            "gg": sp.GeneralizedGaussian(1.5, sigma)}[kind]
+    spec = RandomAllocation(sigma, T, k) if base is None else \
+        RandomAllocation(None, T, k, base=base)
     y = spec.numpy_loss_sampler(direction)(np.random.default_rng(1), 40_000)
     ref = _numpy_reference(T, k, 1.0 / sigma, direction, 40_000, np.random.default_rng(2), kind)
     # Laplace steps give atoms, computed two ways they differ in the last bits: round
