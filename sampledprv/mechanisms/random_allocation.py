@@ -55,8 +55,6 @@ def _step_base(base: Any) -> Any:
         if base.dimension != 1:
             raise ValueError(f"base={base!r}: random allocation takes one-dimensional "
                              "GeneralizedGaussian steps (dimension=1)")
-        if base.beta == 2.0:
-            return base
         return base
     raise ValueError(f"base must be a Gaussian, Laplace or one-dimensional "
                      f"GeneralizedGaussian spec (the noise of each step), got {base!r}")
