@@ -234,3 +234,16 @@ def test_torch_backend_runs_the_conditional_path():
     acc = sp.SampledAccountant(20_000, alpha=1e-3, seed=1, backend="torch", device="cpu")
     iv = acc.compose(spec).delta(0.3, direction="remove")
     assert iv.lower <= ref <= iv.upper
+
+
+@pytest.mark.slow
+def test_calibrate_is_certified_conservative_and_tight():
+    """sp.calibrate on a random-allocation spec returns a sigma whose certified upper end
+    meets the target, and 2% less noise does not (same accountant, same seed)."""
+    def acc():
+        return sp.SampledAccountant(20_000, alpha=1e-3, seed=0, progress=False)
+    res = sp.calibrate(lambda s: RandomAllocation(s, 8, 2), count=3, epsilon=2.0, delta=1e-5,
+                       accountant=acc, bracket=(0.5, 2.0), rtol=2e-3)
+    assert res.interval.upper <= 2.0
+    worse = acc().compose(RandomAllocation(0.98 * res.x, 8, 2), 3).epsilon(1e-5)
+    assert worse.upper > 2.0
