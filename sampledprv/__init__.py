@@ -42,6 +42,9 @@ _LAZY: dict[str, str] = {
     # accountants
     "Accountant": ".analytic",
     "SampledAccountant": ".sampled",
+    # batch samplers without a closed-form loss (sampled accountant)
+    "RandomAllocation": ".batch",
+    "BallsAndBins": ".batch",
     "ShuffleAccountant": ".analytic.shuffle",
     # sampled inputs and tools
     "EmpiricalPRV": ".sampled",
@@ -81,6 +84,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager form
     from .gg.vector import GeneralizedGaussianVector, VectorGGAccountant
     from .gg.tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
     from .analytic.shuffle import ShuffleAccountant
+    from .batch import BallsAndBins, RandomAllocation
     from .interop import from_dp_event, to_dp_event
     from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler,
                           SampledAccountant, ValidationReport, min_samples, plan_samples,
@@ -105,6 +109,8 @@ __all__ = [
     "TradeoffCurve", "GDPBracket", "Audit", "AuditResult", "audit",
     # interoperability
     "from_dp_event", "to_dp_event",
+    # batch samplers
+    "RandomAllocation", "BallsAndBins",
 ]
 __all__ += [_n for _n in _mechanisms.SPECS if _n not in __all__]
 

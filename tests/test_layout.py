@@ -42,7 +42,8 @@ LAYERS: dict[str, int] = {
     "mechanisms": 1,
     "engine": 2, "rdp": 2,
     "analytic": 3, "sampled": 3,
-    "calibration": 4,          # generic calibration over any accountant; gg's tools use it
+    "calibration": 4,
+    "batch": 4,               # batch samplers: specs with their own samplers and Renyi bounds          # generic calibration over any accountant; gg's tools use it
     "gg": 5,
     "interop": 5,            # dp-accounting events in and out (uses analytic, rdp)
     "torch": 6, "cli": 6, "plotting": 6, "": 6, "_moved": 6,     # "": sampledprv/__init__

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
 
+from .. import batch as _batch  # noqa: F401  (registers the batch-sampler kinds)
 from ..mechanisms.registry import CliKind, cli_aliases, cli_kinds, family_of
 from .errors import UsageError
 

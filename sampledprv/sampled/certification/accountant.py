@@ -348,15 +348,22 @@ class SampledAccountant(PrivacyAccountant):
                                      for k, (m, _) in self._bank.entries.items()])
         hists = {d: [(self._bank.envelope_hist(k, m, d), c, self._bank.tail(k, m, d))
                      for k, (m, c) in self._bank.entries.items()] for d in dirs}
+        # conditional samplers (.conditional): histogram of a statistic, own mesh
+        conds = {d: [self._bank.conditional(m, d) for m, _ in self._bank.entries.values()]
+                 for d in dirs}
         floor = _TAIL_FLOOR / sum(c for _, c in self.composition)
         a_h = (self.alpha if alpha is None else alpha) / len(used)
-        h_q = max(hh.h for d in dirs for hh, _, _ in hists[d])
+        h_q = max(hh.h if cd is None else cd.mesh(hh, self._bank.bins_now())
+                  for d in dirs for (hh, _, _), cd in zip(hists[d], conds[d]))
         two = {}
         while True:
             envs = {}
             for d in dirs:
                 comps = []
-                for hh, c, tb in hists[d]:
+                for (hh, c, tb), cd in zip(hists[d], conds[d]):
+                    if cd is not None:
+                        comps.append((cd.envelope(hh, a_h, tail=tb, floor=floor, h=h_q), c))
+                        continue
                     f = int(round(h_q / hh.h))
                     if abs(f * hh.h - h_q) > 1e-9 * h_q:
                         raise ValueError("histogram meshes must be power-of-two multiples "
@@ -400,8 +407,10 @@ class SampledAccountant(PrivacyAccountant):
                 for tb in [self._bank.tail(key, m, d)] if tb is not None}
         if not srcs:
             return base
+        premise = any(not s.startswith("proven ") for s in srcs)   # proven: a theorem
         return (base + "; unseen tail bounded by Chernoff's inequality from "
-                + " / ".join(sorted(srcs)) + " (conditional on these bounds)")
+                + " / ".join(sorted(srcs))
+                + (" (conditional on these bounds)" if premise else ""))
 
     def _two_level(self, envs: dict) -> Optional[dict]:
         """Two-level composition (:mod:`.twolevel`) at the smallest coarse factor that
@@ -574,6 +583,9 @@ class SampledAccountant(PrivacyAccountant):
             raise ValueError(f"{mechanism!r} has not been composed")
         if isinstance(mechanism, EmpiricalPRV):
             return mechanism
+        if any(self._bank.conditional(mechanism, d) is not None for d in ("remove", "add")):
+            raise ValueError(f"{mechanism!r} is sampled through a conditional statistic, not "
+                             "its privacy loss, so it has no loss histogram to export")
         rem = self._bank.envelope_hist(k, mechanism, "remove")
         add = None if self._bank.symmetric(mechanism) else self._bank.envelope_hist(k, mechanism, "add")
         return EmpiricalPRV(rem, add, name=repr(mechanism))

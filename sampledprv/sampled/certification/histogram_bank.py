@@ -174,11 +174,25 @@ class HistogramBank:
     def hist_key(self, key: object, mech: object, d: str) -> tuple:
         return (key, "remove" if self.symmetric(mech) else d)
 
+    def conditional(self, mech: object, d: str) -> object:
+        """The conditional sampler of ``mech``'s loss in direction ``d``, or None: a spec
+        whose ``conditional(direction)`` returns one is sampled through a statistic and
+        its envelopes built by it (:mod:`.conditional`)."""
+        if isinstance(mech, EmpiricalPRV):
+            return None
+        hook = getattr(self.pair(mech), "conditional", None)
+        return hook(d) if callable(hook) else None
+
     def tail(self, key: object, mech: object, d: str) -> Optional[TailBound]:
         """Tail information of the histogram ``(key, d)`` (None: samples only)."""
         if not self.tail_bounds:
             return None
         hk = self.hist_key(key, mech, d)
+        cond = self.conditional(mech, hk[1])
+        if cond is not None:          # the sampled statistic's own (proven) tail bound
+            if hk not in self.tails:
+                self.tails[hk] = cond.statistic_tail
+            return self.tails[hk]
         if hk not in self.tails:
             renyi, lr = self.side.get(key, (None, None))
             self.tails[hk] = tail_bound(self.pair(mech), hk[1], renyi=renyi,
@@ -192,9 +206,10 @@ class HistogramBank:
         return self.seeds[key]
 
     def job(self, key: object, mech: object, d: str, tag: str, n: int, lo: float, h: float,
-             bins: int, seed: np.random.SeedSequence) -> HistogramJob:
+             bins: int, seed: np.random.SeedSequence, source: object = None) -> HistogramJob:
         self.children(key)
-        return HistogramJob(self.pair(mech), d, int(n), float(lo), float(h), int(bins), seed,
+        src = self.pair(mech) if source is None else source
+        return HistogramJob(src, d, int(n), float(lo), float(h), int(bins), seed,
                             shard_size=self.shard_size,
                             label=f"m{self.index[key]}-{tag}-{d}", backend=self.backend,
                             device=self.device)
@@ -219,9 +234,12 @@ class HistogramBank:
             j = 0 if dd == "remove" else 2
             tb = self.tail(key, mech, dd)
             lr = (-math.inf, math.inf) if tb is None else (tb.lo, tb.hi_eff)
-            lo, h, nb = choose_window(self.pair(mech), dd, self.n_samples, self.bins_now(),
+            cond = self.conditional(mech, dd)
+            src = self.pair(mech) if cond is None else cond.statistic
+            lo, h, nb = choose_window(src, dd, self.n_samples, self.bins_now(),
                                       np.random.default_rng(ch[j]), lr)
-            jobs.append(self.job(key, mech, dd, "env", self.n_samples, lo, h, nb, ch[j + 1]))
+            jobs.append(self.job(key, mech, dd, "env" if cond is None else "cond-env",
+                                  self.n_samples, lo, h, nb, ch[j + 1], source=src))
             hks.append(hk)
         if not jobs:
             return

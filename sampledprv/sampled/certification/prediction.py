@@ -201,15 +201,24 @@ def predict_width(mechanism: object, count: int, delta: float, n: int, *,
     dirs = ("remove",) if symmetric else ("remove", "add")
     rng = np.random.default_rng(seed)
     probs, source = {}, "analytic"
+    hook = getattr(mechanism, "conditional", None)        # conditional samplers: their
+    conds = {d: hook(d) if callable(hook) else None for d in dirs}   # statistic is sampled
     for d in dirs:
-        lo, h, nb = choose_window(mechanism, d, n, nb_req, np.random.default_rng(seed + 1))
-        p, src = _bin_probs(mechanism, d, lo, h, nb, pilot_n, seed + 2)
+        what = mechanism if conds[d] is None else conds[d].statistic
+        lo, h, nb = choose_window(what, d, n, nb_req, np.random.default_rng(seed + 1))
+        p, src = _bin_probs(what, d, lo, h, nb, pilot_n, seed + 2)
         probs[d] = (p, lo, h)
         source = src if src == "pilot" else source
     widths, mesh = [], 0.0
     tails = compose_kwargs(mechanism, renyi=renyi, loss_range=loss_range)
     for _ in range(sims):
         hs = {d: simulate_histogram(p, n, lo, h, rng) for d, (p, lo, h) in probs.items()}
+        if any(c is not None for c in conds.values()):
+            from .conditional import simulated_epsilon
+            lo_s, up_s = simulated_epsilon(mechanism, hs, count, delta, alpha,
+                                           min(nb_req, 2**23))
+            widths.append(up_s - lo_s if math.isfinite(up_s) else math.inf)
+            continue
         emp = EmpiricalPRV(hs["remove"], hs.get("add"), name="simulated")
         acc = SampledAccountant(n, alpha=alpha, bins=nb_req, progress=False)
         iv = acc.compose(emp, count, **tails).epsilon(delta=delta)

@@ -133,6 +133,8 @@ def tail_bound(mech: Any, direction: str, *, renyi: Optional[RenyiInput] = None,
     own_l = getattr(mech, "loss_range", None) if not _is_builtin(mech) else None
     dirs = DIRECTIONS if symmetric else (direction,)
     own_label = getattr(mech, "renyi_source", None) if not _is_builtin(mech) else None
+    if not isinstance(own_label, str):      # a spec's own wording of its proven bound
+        own_label = getattr(mech, "tail_source", None) if own_r is not None else None
     own_label = own_label if isinstance(own_label, str) else "Renyi bound supplied"
     for src, label in ((as_renyi(renyi), "Renyi bound supplied"), (as_renyi(own_r), own_label)):
         if src is None:

@@ -159,6 +159,9 @@ def torch_loss_sampler(mechanism: Any, direction: str) -> Callable:
     if direction not in ("remove", "add"):
         raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
     torch = require_torch()
+    hook = getattr(mechanism, "torch_loss_sampler", None)   # a spec's own torch sampler
+    if callable(hook):
+        return hook(direction)
     if isinstance(mechanism, TorchLogDensityPair):
         d_ = "remove" if mechanism.symmetric else direction
         return lambda gen, size: mechanism._torch_losses(d_, gen, size)
