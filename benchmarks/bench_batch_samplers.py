@@ -1,6 +1,6 @@
 """Batch samplers of private training: certified intervals for balls-and-bins and k-of-T.
 
-The acceptance figures of issue 25 (whole process on this machine, alpha = 1e-6), each
+The acceptance figures of the batch-sampler work (whole process on this machine, alpha = 1e-6), each
 against its reference, with the wall and CPU time, the CPU model and the load:
 
 1. balls-and-bins, T = 100, sigma = 1, 10 epochs, epsilon(1e-5): reference random

@@ -1,6 +1,6 @@
 """Benchmark: online accounting of DP-SGD whose noise changes every 50 steps.
 
-Issue 24: with subsampled Gaussian steps whose ``sigma`` changes every 50 steps, the
+Reported: with subsampled Gaussian steps whose ``sigma`` changes every 50 steps, the
 online accountant (``sp.Accountant(horizon=...)``) switched its online updates off (a new
 mechanism was wider than the grid) and every query rebuilt by FFT (110 ms per step).
 Now a new mechanism wider than the grid re-plans the grid once.  This prints the time

@@ -9,7 +9,7 @@ over both directions); the time is end to end (build + trade-off) in this proces
 The peer is dp-accounting's ``get_true_positive_rates`` (one-sided, symmetrised over the
 two directions).  It is called when the installed dp-accounting has it.  dp-accounting
 0.6.0 (installed here) does not, so the script prints the issue's reference number (445 s
-"here", issue 26, on another run) **labelled as such**, and a ratio against it that is
+"here" in the issue tracker, on another run) **labelled as such**, and a ratio against it that is
 not a same-process measurement.
 
     python benchmarks/bench_tradeoff.py [--repeat 3]
@@ -76,7 +76,7 @@ def main() -> None:
     fn, status = peer()
     if fn is None:
         print(f"peer: {status}; not run.")
-        print(f"REFERENCE (issue 26, not measured here): dp-accounting "
+        print(f"REFERENCE (reported by the issue tracker, not measured here): dp-accounting "
               f"get_true_positive_rates took {ISSUE_REFERENCE['seconds']:.0f} s for this "
               f"case; ratio reference / ours = {ISSUE_REFERENCE['seconds'] / best:.0f}x "
               "(different run and machine: indicative only)")

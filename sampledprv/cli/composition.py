@@ -129,7 +129,7 @@ def make_accountant_factory(s: Setup) -> Callable[[], Any]:
             return _vector_factory(kw)
         if any(spec.kind == "shuffled" for spec, _ in s.mechanisms):
             # no dominating pair is known: lower end from the attained pair, upper end from
-            # deterministic batches (sampledprv.shuffle)
+            # deterministic batches (sampledprv.analytic.shuffle)
             sh = {k: kw[k] for k in ("eps_error", "delta_error", "neighbouring") if k in kw}
             return lambda: sp.ShuffleAccountant(**sh)
         return lambda: sp.Accountant(**kw)

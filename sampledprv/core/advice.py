@@ -103,7 +103,7 @@ def flag_wording(flags: Mapping[str, str]) -> Callable[[Remedy], Optional[str]]:
 
 __all__ += ["flag_wording"]
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep   # sampledprv/
 
 
 def warn_user(message: Union[str, Warning], category: Optional[Type[Warning]] = None) -> None:

@@ -7,7 +7,7 @@ equal size; each step releases the batch's sum of clipped contributions (norm at
 "ABLQ_S", of Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha and Zhang, "How Private are
 DP-SGD Implementations?", ICML 2024, arXiv 2403.17673).  ``count = E`` composes ``E``
 epochs, each with a fresh permutation.  Accounted by
-:class:`sampledprv.shuffle.ShuffleAccountant`; the other accountants refuse it.
+:class:`sampledprv.ShuffleAccountant`; the other accountants refuse it.
 
 Neighbouring relations (batch sizes stay fixed in both):
 
@@ -79,8 +79,10 @@ class Shuffled(Mechanism):
     sensitivity : float
         Per-record clipping norm ``C`` (the add/remove sensitivity).
 
+    Notes
+    -----
     ``count = E`` in an accountant composes ``E`` epochs (a fresh permutation each).
-    Accounted by :class:`sampledprv.shuffle.ShuffleAccountant`: certified lower end from
+    Accounted by :class:`sampledprv.ShuffleAccountant`: certified lower end from
     Chua et al.'s worst known pair, upper end from deterministic batches.
     """
 
