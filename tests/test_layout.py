@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 import sampledprv
+from test_sampled_layout import find_cycle  # the same depth-first search, one copy
 
 ROOT = Path(sampledprv.__file__).resolve().parent
 PKG = "sampledprv"
@@ -123,33 +124,6 @@ def import_graph(allow: frozenset = PENDING_KERNELS) -> dict[str, set[str]]:
             if dep is not None and dep != mod and (mod, dep) not in allow:
                 graph[mod].add(dep)
     return graph
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One cycle of ``graph`` as a list of nodes (first == last), or None."""
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state:
-                found = visit(nxt)
-                if found:
-                    return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state:
-            found = visit(node)
-            if found:
-                return found
-    return None
 
 
 def part(mod: str) -> str:
