@@ -197,9 +197,10 @@ class _MinTail:
         return min(r, float(self.b.grid[ok[0]])) if ok.size else r
 
 
-def _merge_up(pmf: LatticePMF, points: int) -> tuple[np.ndarray, np.ndarray, float]:
+def _merged(pmf: LatticePMF, points: int, up: bool) -> tuple[np.ndarray, np.ndarray, float]:
     """``(values, weights, p_inf)`` of ``pmf`` with its finite mass merged onto at most
-    ``points`` points, each group moved to its largest value (rounded up)."""
+    ``points`` points: each group of consecutive lattice points moved to its largest value
+    (``up``, rounded up) or to its smallest (rounded down)."""
     v = pmf.shift + (pmf.offset + np.arange(pmf.probs.size)) * pmf.h
     w = pmf.probs
     nz = np.flatnonzero(w > 0)
@@ -208,22 +209,8 @@ def _merge_up(pmf: LatticePMF, points: int) -> tuple[np.ndarray, np.ndarray, flo
     v, w = v[nz[0]: nz[-1] + 1], w[nz[0]: nz[-1] + 1]
     g = max(1, -(-v.size // points))
     idx = np.arange(0, v.size, g)
-    ww = np.add.reduceat(w, idx)
-    vv = v[np.minimum(idx + g - 1, v.size - 1)]
-    return vv, ww, pmf.p_inf
-
-
-def _merge_down(pmf: LatticePMF, points: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """As :func:`_merge_up`, each group moved to its smallest value (rounded down)."""
-    v = pmf.shift + (pmf.offset + np.arange(pmf.probs.size)) * pmf.h
-    w = pmf.probs
-    nz = np.flatnonzero(w > 0)
-    if nz.size == 0:
-        return np.zeros(0), np.zeros(0), pmf.p_inf
-    v, w = v[nz[0]: nz[-1] + 1], w[nz[0]: nz[-1] + 1]
-    g = max(1, -(-v.size // points))
-    idx = np.arange(0, v.size, g)
-    return v[idx], np.add.reduceat(w, idx), pmf.p_inf
+    at = np.minimum(idx + g - 1, v.size - 1) if up else idx
+    return v[at], np.add.reduceat(w, idx), pmf.p_inf
 
 
 def _sf(y: np.ndarray, s: np.ndarray, w: np.ndarray, p_top: float, mu: float,
@@ -277,13 +264,13 @@ class ConditionalRemove:
         if tail is not None:
             tail = _MinTail(tail, TruncationTail.build(self.steps - 1, self.mu))
         env_s = envelope(hist, alpha, tail=tail, floor=floor)
-        s_up, w_up, p_up = _merge_up(env_s.upper, _S_POINTS)
-        s_lo, w_lo, p_lo = _merge_down(env_s.lower, _S_POINTS)
+        s_up, w_up, p_up = _merged(env_s.upper, _S_POINTS, up=True)
+        s_lo, w_lo, p_lo = _merged(env_s.lower, _S_POINTS, up=False)
         miss = max(0.0, 1.0 - float(w_lo.sum()) - p_lo)      # mass at S = -inf: B = 0
         s_lo = np.concatenate([[-np.inf], s_lo])
         w_lo = np.concatenate([[miss], w_lo])
         est = estimate_pmf(hist)
-        s_es, w_es, p_es = _merge_up(est, _S_POINTS)
+        s_es, w_es, p_es = _merged(est, _S_POINTS, up=True)
         lo, hi = self._range(float(min(s_lo[1:].min() if s_lo.size > 1 else hist.lo,
                                        hist.lo)),
                              float(s_up.max() if s_up.size else hist.lo))
