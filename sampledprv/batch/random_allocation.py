@@ -44,8 +44,9 @@ from ..sampled.draws import allocation as al
 __all__ = ["RandomAllocation", "BallsAndBins", "NoClosedFormError"]
 
 #: How the tail bounds of these specs are described in an interval's ``method``.
-TAIL_SOURCE = ("proven Renyi bounds of random allocation (remove: exact multinomial moments, "
-               "Hoeffding's comparison for k > 1; add: Jensen's inequality)")
+TAIL_SOURCE = ("proven Renyi bounds of random allocation (remove: exact occupancy moments at "
+               "integer orders, Hoeffding's comparison beyond the exact recursion's budget; "
+               "add: Jensen's inequality)")
 
 
 class NoClosedFormError(TypeError, ValueError):
@@ -167,10 +168,11 @@ class RandomAllocation(Mechanism):
     def renyi(self, order: float, direction: str) -> float:
         r"""Upper bound on :math:`D_\alpha` of the dominating pair (nats).
 
-        ``"remove"``: :math:`D_\alpha(P\|Q)`, exact at integer orders for
-        ``selected = 1`` (Hoeffding's comparison bound for ``selected > 1``), chords
-        between integers, ``inf`` when ``order * selected`` exceeds
-        :data:`sampledprv.rdp.allocation.MAX_BALLS`.  ``"add"``:
+        ``"remove"``: :math:`D_\alpha(P\|Q)`, exact (up to outward rounding) at
+        integer orders: the multinomial expansion for ``selected = 1``, the occupancy
+        recursion of :mod:`sampledprv.rdp.occupancy` for ``selected > 1`` within its
+        budget, Hoeffding's comparison bound beyond it; chords between integers;
+        ``inf`` when neither applies.  ``"add"``:
         :math:`D_\alpha(Q\|P) \le k D_{1+(\alpha-1)k/T}(B\|A)`
         (:mod:`sampledprv.rdp.allocation`)."""
         a = float(order)
