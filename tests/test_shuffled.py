@@ -90,3 +90,28 @@ def test_cli_shuffled_json(capsys):
     assert rc == 0 and out["accountant"]["type"] == "shuffle"
     r = out["results"][0]
     assert r["lower"] <= r["upper"] and "Chua" in r["method"]
+
+
+def test_cli_plan_refuses_shuffled_and_names_the_command(capsys):
+    """`plan` sizes draws of the sampled accountant; shuffled batches take none."""
+    from sampledprv.cli import main
+    rc = main(["plan", "-m", "shuffled sigma=1 steps=100", "-c", "10", "--delta", "1e-5"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "not sampled" in err and "epsilon -m" in err
+
+
+def test_cli_calibrate_shuffled_on_the_certified_upper_end(capsys):
+    """Calibrating sigma of shuffled batches meets the target with the certified upper
+    end (the deterministic-batch value) and says that the lower end is below it."""
+    from sampledprv.cli import main
+    rc = main(["calibrate", "-m", "shuffled sigma=? steps=10", "-c", "3", "--epsilon", "6",
+               "--delta", "1e-5", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    sigma = out["value"]
+    assert out["parameter"] == "sigma" and out["interval"]["upper"] <= 6.0
+    acc = sp.ShuffleAccountant().compose(sp.Shuffled(sigma, steps=10), count=3)
+    iv = acc.epsilon(1e-5)
+    assert iv.upper <= 6.0 + 1e-9 and iv.lower < iv.upper
+    worse = sp.ShuffleAccountant().compose(sp.Shuffled(0.99 * sigma, steps=10), count=3)
+    assert worse.epsilon(1e-5).upper > 6.0

@@ -25,6 +25,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
     import sampledprv as sp
 
     s = build_setup(args, check_accountant=False)
+    for spec, _ in s.mechanisms:
+        if spec.kind == "shuffled":
+            raise UsageError(
+                "plan sizes the sampled accountant's draws, and shuffled batches are not "
+                "sampled: they are accounted without samples (a certified lower end from "
+                "the worst known pair, the deterministic-batch value as upper end); run "
+                f"`{PROG} epsilon -m \"{format_mechanism(spec.build())}\" --delta ...`")
     deltas = args.delta or s.deltas
     if not deltas:
         raise UsageError("give --delta (e.g. --delta 1e-5)")

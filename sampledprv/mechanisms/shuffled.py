@@ -135,7 +135,7 @@ def _format(m: Shuffled) -> str:
 register(Family(
     name="shuffled", types=(Shuffled,), loss_pair=_refuse,
     numba_source=_refuse, numpy_losses=_refuse, for_relation=_same,
-    cli=(CliKind("shuffled", (("sigma",), ("steps",)), ("sensitivity",), (),
+    cli=(CliKind("shuffled", (("sigma",), ("steps",)), ("sensitivity",), ("sigma",),
                  "shuffled sigma=1 steps=100",
                  "DP-SGD epoch with shuffled batches (count = epochs): certified lower end, "
                  "deterministic-batch upper end", _build, aliases=("shuffle",),
