@@ -127,6 +127,8 @@ def test_fixed_size_user_pair_brackets_both_analytic_ends():
         sp.FixedSizeSubsampled(gauss_pair(2.0), b, n_data), k).epsilon(delta)
     assert user.upper >= s_iv.lower and user.lower <= m_iv.upper
     assert user.lower <= m_iv.upper <= s_iv.upper <= user.upper + 0.5
+    # the method names the user's member pair, not the clipped-sum pair of the built-ins
+    assert "of the user's pair (P, Q)" in user.method and "2C" not in user.method
 
 
 def test_spliced_histogram_takes_each_side_from_its_own_direction():

@@ -96,15 +96,17 @@ def confidence_label(confidence: float) -> str:
 
 
 def fixed_size_bracket(up: Interval, low: Interval, certification: str, confidence: float,
-                       note: str = "") -> Interval:
+                       note: str = "", member: str = "u = 2C, v = 0") -> Interval:
     """The interval of a composition whose two ends come from two pairs (fixed-size
     batches under substitution, :mod:`sampledprv.mechanisms.substitution`): the upper end
     of ``up`` (the symmetric dominating pair's composition), the lower end of ``low`` (the
-    attained member pair's), the estimate of ``up`` clipped into the result."""
+    attained member pair's, described by ``member``: the clipped-sum pair ``u = 2C,
+    v = 0`` of the built-in families, or a user pair's own), the estimate of ``up``
+    clipped into the result."""
     lower = min(low.lower, up.upper)
     est = min(max(up.estimate, lower), up.upper)
     method = (f"upper end: symmetric dominating pair of the fixed-size family "
-              f"({up.method}); lower end: attained member pair u = 2C, v = 0 "
+              f"({up.method}); lower end: attained member pair {member} "
               f"({low.method}){note}")
     details = {**up.details, "lower_end": dict(low.details)}
     return Interval(float(lower), float(est), float(up.upper), certification, confidence,

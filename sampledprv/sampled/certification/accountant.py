@@ -311,9 +311,14 @@ class SampledAccountant(PrivacyAccountant):
         ends = self._ends()
         if ends is None:
             return None
+        user = any(hasattr(p, "member") for m, _ in self._bank.entries.values()
+                   if self._bracketed_spec(m) for p in self._end_pairs(m))
+        member = ("((1 - gamma) Q + gamma P, Q) of the user's pair (P, Q)" if user
+                  else "u = 2C, v = 0")
         return fixed_size_bracket(getattr(ends[0], query)(x, direction),
                                   getattr(ends[1], query)(x, direction), PROBABILISTIC,
-                                  1.0 - self.alpha, note="; each at alpha/2, union bound")
+                                  1.0 - self.alpha, note="; each at alpha/2, union bound",
+                                  member=member)
 
     def describe(self) -> str:
         """How this accountant computes its intervals, in a few lines."""
