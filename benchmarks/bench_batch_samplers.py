@@ -37,7 +37,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _machine import cpu_model  # noqa: E402
 
-DEFAULT_N = {1: 4_000_000, 2: 4_000_000, 3: 2_000_000, 4: 1_000_000}
+DEFAULT_N = {1: 4_000_000, 2: 8_000_000, 3: 2_000_000, 4: 1_000_000}
 
 
 def _load() -> str:
