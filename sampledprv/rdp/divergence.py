@@ -30,7 +30,9 @@ Per spec (all cover both directions):
   is a post-processing of it, Kairouz, Oh & Viswanath 2015);
 * ``PoissonSubsampled``: :mod:`sampledprv.rdp.subsampled` (binomial expansion for the
   remove direction; for the add direction the same bound when the base is symmetric,
-  Zhu & Wang 2019 Thm 6 otherwise; integer orders, other orders rounded up).
+  Zhu & Wang 2019 Thm 6 otherwise; integer orders; other orders by the chord of the
+  convex :math:`(\alpha-1)D_\alpha` between the neighbouring integers, and for a
+  Gaussian base by the certified series of :mod:`sampledprv.rdp.sampled_gaussian`).
 
 ``ApproxDP`` with ``delta > 0`` has infinite Renyi divergence and is refused.  Every
 floating-point result is rounded up (:mod:`._rounding`).
@@ -42,12 +44,13 @@ import math
 from typing import Callable, Dict, Optional, Tuple
 
 from ..core import validation as v
-from ..mechanisms import GGNMax, Mechanism, PoissonSubsampled
+from ..mechanisms import Gaussian, GGNMax, Mechanism, PoissonSubsampled
 from ..mechanisms.registry import family_of
 from ._rounding import up
 from .gg_quadrature import gg_renyi_bounds
-from .subsampled import (integer_order, subsampled_fractional_bound, subsampled_general_bound,
-                         subsampled_remove_bound)
+from .sampled_gaussian import sampled_gaussian_renyi
+from .subsampled import (chord_bound, integer_order, subsampled_fractional_bound,
+                         subsampled_general_bound, subsampled_remove_bound)
 
 __all__ = ["renyi_divergence", "DIRECTIONS", "register_divergence"]
 
@@ -117,16 +120,31 @@ def _base_fn(spec: Mechanism, direction: str) -> Callable[[int], float]:
 
 
 def _subsampled(spec: PoissonSubsampled, a: float, direction: str) -> float:
+    """Integer orders: the binomial sums.  Other orders: the smallest of the next
+    integer's bound, the chord of ``(a-1) D_a`` between the neighbouring integers
+    (:func:`~.subsampled.chord_bound`), the bound for orders in (1, 2) and, for a Gaussian
+    base, the certified series at that order (:mod:`.sampled_gaussian`)."""
     alpha = integer_order(a)
-    base = spec.mechanism
+    base, q = spec.mechanism, spec.q
     if direction == "remove" or base.symmetric:
-        whole = subsampled_remove_bound(alpha, spec.q, _base_fn(base, "remove"))
-        if 1.0 < a < 2.0 and spec.q < 1.0:
-            frac = subsampled_fractional_bound(a, spec.q, renyi_divergence(base, a, "remove"))
-            return min(whole, frac)
-        return whole
-    rem, add = _base_fn(base, "remove"), _base_fn(base, "add")
-    return subsampled_general_bound(alpha, spec.q, lambda k: max(rem(k), add(k)))
+        rem = _base_fn(base, "remove")
+        whole = lambda k: subsampled_remove_bound(k, q, rem)  # noqa: E731
+    else:
+        rem, add = _base_fn(base, "remove"), _base_fn(base, "add")
+        whole = lambda k: subsampled_general_bound(k, q, lambda j: max(rem(j), add(j)))  # noqa: E731
+    best = whole(alpha)
+    if a == alpha:
+        return best
+    if a > 2.0:
+        best = min(best, chord_bound(a, whole))
+    if direction == "remove" or base.symmetric:
+        if 1.0 < a < 2.0 and q < 1.0:
+            best = min(best, subsampled_fractional_bound(a, q, renyi_divergence(base, a,
+                                                                               "remove")))
+        if isinstance(base, Gaussian) and q < 1.0:
+            # the Gaussian is symmetric: the add direction is at most the remove direction
+            best = min(best, sampled_gaussian_renyi(a, q, base.mu))
+    return best
 
 
 def renyi_divergence(spec: Mechanism, order: float, direction: str) -> float:
