@@ -40,6 +40,7 @@ floating-point result is rounded up (:mod:`._rounding`).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable, Dict, Optional, Tuple
 
@@ -64,6 +65,7 @@ def register_divergence(spec_type: type, bound: Callable[[Mechanism, float, str]
     """Teach :func:`renyi_divergence` a new spec type (``bound(spec, order, direction)``
     must return a certified upper bound)."""
     _REGISTRY[spec_type] = bound
+    _integer_sum_cached.cache_clear()
 
 
 def _check(order: object, direction: str) -> float:
@@ -119,6 +121,21 @@ def _base_fn(spec: Mechanism, direction: str) -> Callable[[int], float]:
     return f
 
 
+def _integer_sum(spec: PoissonSubsampled, k: int, general: bool) -> float:
+    """The binomial sum at integer order ``k`` (remove direction, or both directions of a
+    symmetric base), or Zhu & Wang's general bound (``general``)."""
+    base = spec.mechanism
+    if not general:
+        return subsampled_remove_bound(k, spec.q, _base_fn(base, "remove"))
+    rem, add = _base_fn(base, "remove"), _base_fn(base, "add")
+    return subsampled_general_bound(k, spec.q, lambda j: max(rem(j), add(j)))
+
+
+#: the integer-order sums, shared by the non-integer orders around them (chords);
+#: cleared by :func:`register_divergence`
+_integer_sum_cached = functools.lru_cache(maxsize=8192)(_integer_sum)
+
+
 def _subsampled(spec: PoissonSubsampled, a: float, direction: str) -> float:
     """Integer orders: the binomial sums.  Other orders: the smallest of the next
     integer's bound, the chord of ``(a-1) D_a`` between the neighbouring integers
@@ -126,12 +143,12 @@ def _subsampled(spec: PoissonSubsampled, a: float, direction: str) -> float:
     base, the certified series at that order (:mod:`.sampled_gaussian`)."""
     alpha = integer_order(a)
     base, q = spec.mechanism, spec.q
-    if direction == "remove" or base.symmetric:
-        rem = _base_fn(base, "remove")
-        whole = lambda k: subsampled_remove_bound(k, q, rem)  # noqa: E731
-    else:
-        rem, add = _base_fn(base, "remove"), _base_fn(base, "add")
-        whole = lambda k: subsampled_general_bound(k, q, lambda j: max(rem(j), add(j)))  # noqa: E731
+    general = not (direction == "remove" or base.symmetric)
+    try:
+        hash(spec)
+        whole = lambda k: _integer_sum_cached(spec, k, general)  # noqa: E731
+    except TypeError:
+        whole = lambda k: _integer_sum(spec, k, general)  # noqa: E731
     best = whole(alpha)
     if a == alpha:
         return best
