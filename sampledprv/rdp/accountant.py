@@ -45,7 +45,7 @@ class RdpAccountant:
     Parameters
     ----------
     orders : sequence of float
-        Orders :math:`\alpha > 1` to track (default :data:`DEFAULT_ORDERS`, 2..256).
+        Orders :math:`\alpha > 1` to track (default :data:`DEFAULT_ORDERS`, 1.1 to 1024).
     divergence : callable, optional
         ``(spec, order, direction) -> upper bound``; default
         :func:`sampledprv.rdp.renyi_divergence`.
@@ -61,7 +61,7 @@ class RdpAccountant:
     >>> from sampledprv.rdp import RdpAccountant
     >>> acc = RdpAccountant().compose(sp.Gaussian(sigma=2.0), count=10)
     >>> round(acc.epsilon(1e-5), 2)
-    8.09
+    8.08
     """
 
     def __init__(self, orders: Iterable[float] = DEFAULT_ORDERS, *,
