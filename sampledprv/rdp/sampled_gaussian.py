@@ -115,6 +115,8 @@ def _half(alpha: float, q: float, mu: float, z0: float, n_terms: int, left: bool
         comp = (j * logq, i * log1mq)
         x = (j - z0) * mu
     lnd = log_ndtr(x)
+    # z0 = (log(1-q) - log q) / mu^2 + 1/2 may cancel: its rounding scales with the parts
+    z0_mag = abs(z0) + (abs(log1mq) + abs(logq)) / mu2
     finite_c = np.where(sign == 0.0, 0.0, log_c)
     log_t = np.where(sign == 0.0, -np.inf,
                      finite_c + comp[0] + comp[1] + 0.5 * (j * j - j) * mu2 + lnd)
@@ -123,7 +125,7 @@ def _half(alpha: float, q: float, mu: float, z0: float, n_terms: int, left: bool
     sens = np.where(x < 0.0, np.abs(x) + 1.0, np.exp(-0.5 * np.minimum(x * x, 1400.0)))
     mag = (np.abs(finite_c) + i * (abs_steps + 2.0) + np.abs(comp[0]) + np.abs(comp[1])
            + 0.5 * (j * j + np.abs(j)) * mu2 + np.abs(lnd)
-           + sens * (abs(z0) + np.abs(j) + 1.0) * mu + 1.0)
+           + sens * (z0_mag + np.abs(j) + 1.0) * mu + 1.0)
     return log_t, sign, mag
 
 
