@@ -62,7 +62,9 @@ and :math:`1 - r^\alpha \le \alpha(1 - r)` for :math:`r < 1`, and
 (:func:`subsampled_fractional_bound`).  It matters when the base divergence is large
 (then order 2 amplifies little: :math:`q^2 e^{D_2}` can exceed 1).  Other non-integer
 orders use :math:`D_\alpha \le D_{\lceil\alpha\rceil}` (Renyi divergences are
-nondecreasing in the order).
+nondecreasing in the order) and the chord of the convex :math:`(\alpha-1)D_\alpha`
+between the neighbouring integers (:func:`chord_bound`); a Gaussian base has a certified
+series at every real order (:mod:`sampledprv.rdp.sampled_gaussian`).
 """
 
 from __future__ import annotations
