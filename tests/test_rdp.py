@@ -125,7 +125,14 @@ def test_subsampled_gg_bounds_quadrature_and_fractional_orders():
         remove, add = _mixture_divergences(p0, q0, q, a, points=(0.0, 1.0))
         assert remove <= renyi_divergence(spec, a, "remove") <= remove * 1.03 + 1e-6
         assert add <= renyi_divergence(spec, a, "add")
-    assert renyi_divergence(spec, 3.5, "remove") == renyi_divergence(spec, 4, "remove")
+    # non-integer orders: the chord of (a-1) D_a between 3 and 4, above the quadrature
+    # value, below the order-4 bound
+    remove, add = _mixture_divergences(p0, q0, q, 3.5, points=(0.0, 1.0))
+    for d, ref in (("remove", remove), ("add", add)):
+        got = renyi_divergence(spec, 3.5, d)
+        assert ref <= got <= renyi_divergence(spec, 4, d)
+        k3, k4 = 2 * renyi_divergence(spec, 3, d), 3 * renyi_divergence(spec, 4, d)
+        assert got == pytest.approx((k3 + k4) / 2 / 2.5, rel=1e-9)
 
 
 def test_general_bound_dominates_binomial():

@@ -67,7 +67,8 @@ from ..mechanisms._mixtures import MixtureOfGaussians, TaggedMixture
 from ..mechanisms.relations import resolve_bounds, resolve_relation
 from ..mechanisms.substitution import GaussianMixturePair, _as_gaussian
 from ..rdp import DEFAULT_ORDERS, RdpAccountant, renyi_divergence
-from ..rdp.subsampled import integer_order, subsampled_general_bound, subsampled_remove_bound
+from ..rdp.subsampled import (chord_bound, integer_order, subsampled_fractional_bound,
+                              subsampled_general_bound, subsampled_remove_bound)
 from .repeat_select import repeat_and_select_rdp
 
 __all__ = ["from_dp_event", "to_dp_event", "DpEventComposition", "RdpPart", "SUPPORTED_EVENTS"]
@@ -414,14 +415,23 @@ def _zcdp_part(rho: float, xi: float, event: Any, label: str) -> RdpPart:
 def _sampled_zcdp_part(q: float, rho: float, xi: float, event: Any) -> RdpPart:
     """Poisson-subsampled (xi, rho)-zCDP under add/remove: the binomial expansion (remove)
     and Zhu & Wang 2019 Thm 6 (add), from the base bound ``xi + rho k`` which holds in both
-    directions (:mod:`sampledprv.rdp.subsampled`)."""
+    directions (:mod:`sampledprv.rdp.subsampled`); at other orders the smaller of the next
+    integer's bound and the chord between the neighbouring integers (and, remove
+    direction, the bound for orders in (1, 2))."""
     base = lambda k: xi + rho * k  # noqa: E731
 
     def curve(a: float, d: str) -> float:
         alpha = integer_order(a)
-        if d == "remove":
-            return subsampled_remove_bound(alpha, q, base)
-        return subsampled_general_bound(alpha, q, base)
+        whole = (lambda k: subsampled_remove_bound(k, q, base)) if d == "remove" else \
+            (lambda k: subsampled_general_bound(k, q, base))
+        best = whole(alpha)
+        if a == alpha:
+            return best
+        if a > 2.0:
+            best = min(best, chord_bound(a, whole))
+        elif d == "remove" and q < 1.0:
+            best = min(best, subsampled_fractional_bound(a, q, base(a)))
+        return best
     return RdpPart(f"PoissonSampled(q={q:g}, ZCDp(rho={rho:g}, xi={xi:g}))", curve, 1, event)
 
 

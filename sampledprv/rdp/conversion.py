@@ -30,9 +30,17 @@ from typing import Sequence
 import numpy as np
 
 from ..core import validation as v
-from ._rounding import up
+from ._rounding import REL, up
 
 __all__ = ["epsilon_from_rdp", "delta_from_rdp"]
+
+
+def up_margin(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """The outward margin of :func:`~._rounding.up` per element: ``REL * max(|x|, scale)``
+    (0 where ``x`` is not finite)."""
+    with np.errstate(invalid="ignore"):
+        m = REL * np.maximum(np.abs(x), scale) + 1e-300
+    return np.where(np.isfinite(x) & np.isfinite(m), m, 0.0)
 
 
 def _arrays(orders: Sequence[float], rdp: Sequence[float]):
@@ -53,10 +61,13 @@ def epsilon_from_rdp(orders: Sequence[float], rdp: Sequence[float], delta: float
     delta = v.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     a, r = _arrays(orders, rdp)
     with np.errstate(invalid="ignore"):
-        eps = r + np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0)
+        tail = np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0)
+        eps = r + tail
+    # each order's value rounded up on the scale of its own terms (the float error of
+    # ``tail`` is a few ulps of |tail|, far below REL * 1e-3 |tail|), then the minimum
+    eps = eps + up_margin(eps, np.abs(r) + 1e-3 * np.abs(tail) + 1.0)
     eps = np.where(np.isfinite(r), eps, math.inf)
-    best = float(np.min(eps))
-    return max(0.0, up(best, float(np.max(np.where(np.isfinite(r), r, 0.0))) + 1.0))
+    return max(0.0, float(np.min(eps)))
 
 
 def delta_from_rdp(orders: Sequence[float], rdp: Sequence[float], epsilon: float) -> float:
@@ -66,7 +77,7 @@ def delta_from_rdp(orders: Sequence[float], rdp: Sequence[float], epsilon: float
     a, r = _arrays(orders, rdp)
     with np.errstate(over="ignore", invalid="ignore"):
         log_d = (a - 1.0) * (r - eps) + (a - 1.0) * np.log1p(-1.0 / a) - np.log(a)
+        scale = (a - 1.0) * (np.abs(r) + eps + np.abs(np.log1p(-1.0 / a))) + np.log(a) + 1.0
+    log_d = log_d + up_margin(log_d, scale)
     log_d = np.where(np.isfinite(r), log_d, math.inf)
-    best = float(np.min(log_d))
-    scale = float(np.max(np.where(np.isfinite(r), (a - 1.0) * (r + eps), 0.0))) + 1.0
-    return min(1.0, math.exp(up(best, scale)))
+    return min(1.0, math.exp(up(float(np.min(log_d)))))

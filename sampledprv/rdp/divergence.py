@@ -30,7 +30,9 @@ Per spec (all cover both directions):
   is a post-processing of it, Kairouz, Oh & Viswanath 2015);
 * ``PoissonSubsampled``: :mod:`sampledprv.rdp.subsampled` (binomial expansion for the
   remove direction; for the add direction the same bound when the base is symmetric,
-  Zhu & Wang 2019 Thm 6 otherwise; integer orders, other orders rounded up).
+  Zhu & Wang 2019 Thm 6 otherwise; integer orders; other orders by the chord of the
+  convex :math:`(\alpha-1)D_\alpha` between the neighbouring integers, and for a
+  Gaussian base by the certified series of :mod:`sampledprv.rdp.sampled_gaussian`).
 
 ``ApproxDP`` with ``delta > 0`` has infinite Renyi divergence and is refused.  Every
 floating-point result is rounded up (:mod:`._rounding`).
@@ -38,16 +40,18 @@ floating-point result is rounded up (:mod:`._rounding`).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable, Dict, Optional, Tuple
 
 from ..core import validation as v
-from ..mechanisms import GGNMax, Mechanism, PoissonSubsampled
+from ..mechanisms import Gaussian, GGNMax, Mechanism, PoissonSubsampled
 from ..mechanisms.registry import family_of
 from ._rounding import up
 from .gg_quadrature import gg_renyi_bounds
-from .subsampled import (integer_order, subsampled_fractional_bound, subsampled_general_bound,
-                         subsampled_remove_bound)
+from .sampled_gaussian import sampled_gaussian_renyi
+from .subsampled import (chord_bound, integer_order, subsampled_fractional_bound,
+                         subsampled_general_bound, subsampled_remove_bound)
 
 __all__ = ["renyi_divergence", "DIRECTIONS", "register_divergence"]
 
@@ -61,6 +65,7 @@ def register_divergence(spec_type: type, bound: Callable[[Mechanism, float, str]
     """Teach :func:`renyi_divergence` a new spec type (``bound(spec, order, direction)``
     must return a certified upper bound)."""
     _REGISTRY[spec_type] = bound
+    _integer_sum_cached.cache_clear()
 
 
 def _check(order: object, direction: str) -> float:
@@ -116,17 +121,47 @@ def _base_fn(spec: Mechanism, direction: str) -> Callable[[int], float]:
     return f
 
 
-def _subsampled(spec: PoissonSubsampled, a: float, direction: str) -> float:
-    alpha = integer_order(a)
+def _integer_sum(spec: PoissonSubsampled, k: int, general: bool) -> float:
+    """The binomial sum at integer order ``k`` (remove direction, or both directions of a
+    symmetric base), or Zhu & Wang's general bound (``general``)."""
     base = spec.mechanism
-    if direction == "remove" or base.symmetric:
-        whole = subsampled_remove_bound(alpha, spec.q, _base_fn(base, "remove"))
-        if 1.0 < a < 2.0 and spec.q < 1.0:
-            frac = subsampled_fractional_bound(a, spec.q, renyi_divergence(base, a, "remove"))
-            return min(whole, frac)
-        return whole
+    if not general:
+        return subsampled_remove_bound(k, spec.q, _base_fn(base, "remove"))
     rem, add = _base_fn(base, "remove"), _base_fn(base, "add")
-    return subsampled_general_bound(alpha, spec.q, lambda k: max(rem(k), add(k)))
+    return subsampled_general_bound(k, spec.q, lambda j: max(rem(j), add(j)))
+
+
+#: the integer-order sums, shared by the non-integer orders around them (chords);
+#: cleared by :func:`register_divergence`
+_integer_sum_cached = functools.lru_cache(maxsize=8192)(_integer_sum)
+
+
+def _subsampled(spec: PoissonSubsampled, a: float, direction: str) -> float:
+    """Integer orders: the binomial sums.  Other orders: the smallest of the next
+    integer's bound, the chord of ``(a-1) D_a`` between the neighbouring integers
+    (:func:`~.subsampled.chord_bound`), the bound for orders in (1, 2) and, for a Gaussian
+    base, the certified series at that order (:mod:`.sampled_gaussian`)."""
+    alpha = integer_order(a)
+    base, q = spec.mechanism, spec.q
+    general = not (direction == "remove" or base.symmetric)
+    try:
+        hash(spec)
+        whole = lambda k: _integer_sum_cached(spec, k, general)  # noqa: E731
+    except TypeError:
+        whole = lambda k: _integer_sum(spec, k, general)  # noqa: E731
+    best = whole(alpha)
+    if a == alpha:
+        return best
+    if a > 2.0:
+        best = min(best, chord_bound(a, whole))
+    if direction == "remove" or base.symmetric:
+        if 1.0 < a < 2.0 and q < 1.0:
+            best = min(best, subsampled_fractional_bound(a, q, renyi_divergence(base, a,
+                                                                               "remove")))
+        if isinstance(base, Gaussian) and q < 1.0:
+            # the Gaussian is symmetric: the add direction is at most the remove direction
+            best = min(best, sampled_gaussian_renyi(a, q, base.mu))
+    return best
 
 
 def renyi_divergence(spec: Mechanism, order: float, direction: str) -> float:

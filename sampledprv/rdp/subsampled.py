@@ -62,7 +62,9 @@ and :math:`1 - r^\alpha \le \alpha(1 - r)` for :math:`r < 1`, and
 (:func:`subsampled_fractional_bound`).  It matters when the base divergence is large
 (then order 2 amplifies little: :math:`q^2 e^{D_2}` can exceed 1).  Other non-integer
 orders use :math:`D_\alpha \le D_{\lceil\alpha\rceil}` (Renyi divergences are
-nondecreasing in the order).
+nondecreasing in the order) and the chord of the convex :math:`(\alpha-1)D_\alpha`
+between the neighbouring integers (:func:`chord_bound`); a Gaussian base has a certified
+series at every real order (:mod:`sampledprv.rdp.sampled_gaussian`).
 """
 
 from __future__ import annotations
@@ -76,12 +78,32 @@ from scipy.special import gammaln
 from ._rounding import up
 
 __all__ = ["subsampled_remove_bound", "subsampled_general_bound", "integer_order",
-           "subsampled_fractional_bound"]
+           "subsampled_fractional_bound", "chord_bound"]
 
 
 def integer_order(order: float) -> int:
     """The integer order whose divergence bounds order ``order`` (``ceil``, at least 2)."""
     return max(2, int(math.ceil(float(order) - 1e-12)))
+
+
+def chord_bound(order: float, bound: Callable[[int], float]) -> float:
+    r"""Upper bound at a non-integer ``order > 2`` from upper bounds ``bound(k)`` on
+    :math:`D_k` at the integers :math:`k_1 = \lfloor\alpha\rfloor`, :math:`k_2 = k_1 + 1`:
+    the chord of :math:`K(\alpha) = (\alpha - 1)D_\alpha`, which is convex in
+    :math:`\alpha` for every pair (a cumulant generating function), so that for the
+    worst pair :math:`K(\alpha) \le \frac{(k_2-\alpha)K(k_1) + (\alpha-k_1)K(k_2)}
+    {k_2 - k_1}` with the bounds in place of :math:`K(k_i)` (at most ``bound(k2)`` when
+    ``bound(k1) <= bound(k2)``)."""
+    a = float(order)
+    k1 = int(math.floor(a))
+    if k1 < 2 or a == k1:
+        raise ValueError(f"order must be a non-integer > 2 for the chord, got {order!r}")
+    k2 = k1 + 1
+    b1, b2 = (k1 - 1) * bound(k1), (k2 - 1) * bound(k2)
+    if not (math.isfinite(b1) and math.isfinite(b2)):
+        return math.inf
+    chord = (b1 * (k2 - a) + b2 * (a - k1)) / (a - 1.0)
+    return up(chord, max(b1, b2) / (a - 1.0))
 
 
 def _log_terms(alpha: int, q: float, base: Callable[[int], float]) -> np.ndarray:
