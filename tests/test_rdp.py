@@ -230,3 +230,17 @@ def test_fractional_order_inequality_and_subsampled_bound_dominate_exact_gaussia
     # large base divergence: order 2 barely amplifies, the fractional order does
     big = sp.PoissonSubsampled(sp.Gaussian(1.0 / 5.0), 0.01)
     assert renyi_divergence(big, 1.2, "remove") < 0.2 * renyi_divergence(big, 2.0, "remove")
+
+
+def test_quadrature_specs_take_fractional_orders_from_integer_chords():
+    """A Generalized Gaussian (each order a quadrature) is evaluated at the integers
+    only; fractional orders are chords, above the exact divergence."""
+    from sampledprv.rdp import RdpAccountant
+    from sampledprv.rdp.divergence import renyi_divergence as rd
+    spec = sp.GeneralizedGaussian(1.5, 2.0)
+    acc = RdpAccountant(orders=(1.5, 2.0, 2.5, 3.0, 11.25)).compose(spec, 1)
+    got = acc.rdp["remove"]
+    assert got[1] == rd(spec, 2.0, "remove") and got[3] == rd(spec, 3.0, "remove")
+    assert rd(spec, 1.5, "remove") <= got[0] == pytest.approx(rd(spec, 2.0, "remove"), rel=1e-9)
+    for i, a in ((2, 2.5), (4, 11.25)):
+        assert rd(spec, a, "remove") <= got[i] <= 1.05 * rd(spec, a, "remove")
