@@ -24,7 +24,7 @@ every epoch (``RandomSampler`` without replacement over the whole dataset; with
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 from torch.utils.data import BatchSampler, DataLoader, RandomSampler, SequentialSampler
 
@@ -40,7 +40,7 @@ try:      # Opacus is optional: without it no loader is a Poisson loader
 except ImportError:      # pragma: no cover - exercised only without opacus
     _POISSON = ()
 
-__all__ = ["steps_for_loader", "sampler_kind"]
+__all__ = ["steps_for_loader", "sampler_kind", "options_of"]
 
 
 def sampler_kind(loader: Any) -> str:
@@ -121,3 +121,17 @@ def steps_for_loader(loader: Any, *, beta: float = 2.0, dimension: Optional[int]
     if kind == "shuffled":
         return ShuffledSteps(steps, upper=shuffle_upper)
     return DeterministicSteps(steps)
+
+
+def options_of(steps: Any) -> Dict[str, Any]:
+    """The options of :func:`steps_for_loader` that rebuild ``steps``' settings (noise and
+    sampled-accountant settings), so that a loader can be checked against a model
+    without restating them."""
+    if isinstance(steps, AllocationSteps):
+        return dict(beta=steps.beta, dimension=steps.dimension, n_samples=steps.n_samples,
+                    alpha=steps.alpha, seed=steps.seed, bins=steps.bins)
+    if isinstance(steps, PoissonSteps):
+        return dict(beta=steps.beta, dimension=steps.dimension)
+    if isinstance(steps, ShuffledSteps):
+        return dict(shuffle_upper=steps.upper)
+    return {}

@@ -61,7 +61,7 @@ from ..core.interval import Interval
 from ..mechanisms import Mechanism
 from .allocation_steps import AllocationSteps
 from .fixed_batch_steps import DeterministicSteps, ShuffledSteps
-from .loader_steps import steps_for_loader
+from .loader_steps import options_of, steps_for_loader
 from .poisson_steps import MIN_HORIZON, PoissonSteps
 
 __all__ = ["SampledPrvOpacusAccountant", "PoissonSteps", "AllocationSteps", "ShuffledSteps",
@@ -131,7 +131,8 @@ class SampledPrvOpacusAccountant(IAccountant):
 
     def use_loader(self, loader: Any, **options: Any) -> "SampledPrvOpacusAccountant":
         """Account the batch sampler of ``loader``, the loader that trains (the one
-        ``make_private`` returned); returns ``self``.
+        ``make_private`` returned); returns ``self``.  ``options`` as :meth:`for_loader`;
+        those not given keep the current step model's settings.
 
         Raises
         ------
@@ -141,7 +142,7 @@ class SampledPrvOpacusAccountant(IAccountant):
             balls-and-bins loader given to ``make_private`` without
             ``poisson_sampling=False``, which Opacus replaced by Poisson sampling).
         """
-        steps = steps_for_loader(loader, **options)
+        steps = steps_for_loader(loader, **{**options_of(self.steps), **options})
         if steps == self.steps:
             return self
         if self.STEPS is not None:
