@@ -21,6 +21,15 @@ Reproducibility: the draws come from ``generator`` (a CPU ``torch.Generator``) o
 it is omitted, from a generator seeded with ``seed``; the sequence of epochs is then the
 same in every run.  The indices are plain Python ints (the loader moves the data to any
 device).
+
+Two practical notes.  A step that no record drew yields an empty batch, which torch's
+default ``collate_fn`` cannot stack; with :math:`n` records this happens in an epoch
+with probability at most :math:`T(1 - k/T)^n` (below :math:`10^{-40}` for
+:math:`n = 10^4`, :math:`T = 100`, :math:`k = 1`), so only tiny datasets need a
+``collate_fn`` that handles it.  Opacus normalises a mean loss by its expected batch size
+``len(dataset) / len(loader)``, which is the mean batch of balls-and-bins and
+:math:`1/k` of the mean batch of :math:`k`-of-:math:`T` allocation (there the
+averaged gradient is :math:`k` times larger: scale the learning rate).
 """
 
 from __future__ import annotations
@@ -93,8 +102,10 @@ class RandomAllocationBatchSampler(Sampler[List[int]]):
         if self.selected > self.steps:
             raise ValueError(f"selected must be at most steps={self.steps} (each record is in "
                              f"`selected` of the `steps` steps of an epoch), got {selected!r}")
-        if generator is not None and not isinstance(generator, torch.Generator):
-            raise ValueError(f"generator must be a torch.Generator, got {generator!r}")
+        if generator is not None and (not isinstance(generator, torch.Generator)
+                                      or generator.device.type != "cpu"):
+            raise ValueError(f"generator must be a CPU torch.Generator (the indices are "
+                             f"drawn on the CPU), got {generator!r}")
         if generator is None:
             generator = torch.Generator()
             generator.manual_seed(v.seed("seed", seed))
