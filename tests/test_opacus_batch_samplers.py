@@ -258,6 +258,8 @@ def test_for_loader_registers_a_class_that_opacus_creates_by_name():
     assert create_accountant("sampledprv").steps == PoissonSteps()
     with pytest.raises(ValueError, match="step model"):
         accountant_class(object())
+    with pytest.raises(ValueError, match="beta and dimension"):
+        type(acc)(beta=1.5)
 
 
 def test_use_loader_catches_a_sampler_opacus_replaced():

@@ -99,9 +99,13 @@ class SampledPrvOpacusAccountant(IAccountant):
     def __init__(self, steps: Any = None, *, beta: float = 2.0,
                  dimension: Optional[int] = None) -> None:
         self.history: list = []
-        if steps is None:
-            steps = self.STEPS if self.STEPS is not None else \
-                PoissonSteps(float(beta), dimension)
+        if steps is None and self.STEPS is not None:
+            if float(beta) != 2.0 or dimension is not None:
+                raise ValueError(f"this accountant class accounts {self.STEPS!r}; beta and "
+                                 "dimension belong to its step model, not to the accountant")
+            steps = self.STEPS
+        elif steps is None:
+            steps = PoissonSteps(float(beta), dimension)
         elif not _is_step_model(steps):
             raise ValueError("steps must be a step model with interval(history, delta), or "
                              "with composition(history) and accountant(steps) (e.g. "
