@@ -275,6 +275,7 @@ def test_use_loader_catches_a_sampler_opacus_replaced():
         plain.use_loader(bnb)
 
 
+@pytest.mark.slow
 def test_opacus_training_run_with_a_balls_and_bins_loader():
     """make_private(..., poisson_sampling=False) keeps our loader; the accountant detects
     it and its interval equals the sampled accountant's on the same epochs."""
