@@ -275,7 +275,6 @@ def test_use_loader_catches_a_sampler_opacus_replaced():
         plain.use_loader(bnb)
 
 
-@pytest.mark.slow
 def test_opacus_training_run_with_a_balls_and_bins_loader():
     """make_private(..., poisson_sampling=False) keeps our loader; the accountant detects
     it and its interval equals the sampled accountant's on the same epochs."""
@@ -310,7 +309,6 @@ def test_opacus_training_run_with_a_balls_and_bins_loader():
     assert iv.upper < poisson.epsilon(1e-5).upper      # amplification beats Poisson here
 
 
-@pytest.mark.slow
 def test_make_private_with_epsilon_calibrates_with_the_loaders_sampler():
     """Opacus' bisection runs on the accountant class for_loader registered: the noise it
     returns has a certified k-of-T upper end within the target."""
