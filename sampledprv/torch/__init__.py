@@ -8,7 +8,11 @@
   (imports opacus only when used);
 * :class:`SampledPrvOpacusAccountant` (:mod:`sampledprv.torch.opacus_accountant`) --
   registered with Opacus as ``"sampledprv"`` on import when Opacus is installed, so
-  ``PrivacyEngine(accountant="sampledprv")`` works.
+  ``PrivacyEngine(accountant="sampledprv")`` works; it accounts the loader's batch
+  sampler (Poisson, balls-and-bins, k-of-T allocation, shuffled, sequential);
+* :class:`BallsAndBinsBatchSampler`, :class:`RandomAllocationBatchSampler`
+  (:mod:`sampledprv.torch.batch_samplers`) -- batch samplers for data loaders: each
+  record in ``selected`` uniformly chosen steps of every epoch.
 
 Importing :mod:`sampledprv` never imports torch; this subpackage does.
 """
@@ -24,11 +28,13 @@ from .dpsgd import (
     BetaDPSGD, beta_norm, clip_per_sample, poisson_sample_mask, privatize_gradients,
 )
 from .argmax import ggnmax
+from .batch_samplers import BallsAndBinsBatchSampler, RandomAllocationBatchSampler
 
 __all__ = [
     "generalized_gaussian", "sample_gamma", "envelope_acceptance",
     "beta_norm", "clip_per_sample", "privatize_gradients", "BetaDPSGD",
-    "poisson_sample_mask", "ggnmax",
+    "poisson_sample_mask", "ggnmax", "BallsAndBinsBatchSampler",
+    "RandomAllocationBatchSampler",
 ]
 
 
