@@ -1,6 +1,6 @@
 r"""Block-vectorized Generalized Gaussian privacy losses (the hot path of the kernels).
 
-:func:`gg_loss_block` fills a block of privacy-loss samples of the GG mechanism in
+:func:`gg_fill` fills a block of privacy-loss samples of the GG mechanism in
 three passes over small arrays instead of one branchy loop per draw:
 
 1. a scalar RNG pass draws envelope candidates (ziggurat exponentials or normals) and,
@@ -30,10 +30,13 @@ import numpy as np
 from numba import njit, uint64
 
 from ._fastpow import fast_pow_block
-from .rng import _INV_2_53, exponential, next_u64_aux, normal, uniform_aux
-from .samplers import GG_LAPLACE_ENV, gg_draw, pow_beta, subsampled_loss
+from .rng import _INV_2_53, exponential, next_u64_aux, normal, random_sign, uniform_aux
+from .samplers import GG_EXACT_LAPLACE, GG_LAPLACE_ENV, pow_beta, subsampled_loss
 
-__all__ = ["gg_loss_block", "pow_block"]
+__all__ = ["gg_fill", "pow_block", "GG_HEAD"]
+
+#: index of ``d`` in the fill parameters (after kind, mode, q, a, b and a spare slot)
+GG_HEAD = 6
 
 
 @njit(cache=True, error_model="numpy")
@@ -99,6 +102,25 @@ def _undecided(u, t, acc, k):  # pragma: no cover - numba
             acc[i] = 1 if u[i] <= math.exp(-t[i]) else 0
 
 
+@njit(cache=True)
+def _gg_direct_block(state, c: np.ndarray, o: int, y: np.ndarray, yb: np.ndarray,
+                     n: int) -> None:  # pragma: no cover - numba
+    """``beta`` in {1, 2}: ``y[:n]`` i.i.d. ``GG(beta, 1)`` and ``yb[:n] = |y|**beta``
+    drawn directly (the draws of :func:`~.samplers.gg_draw` for these betas, without its
+    rejection branches, which would only add compile time here)."""
+    if c[o + 1] == GG_EXACT_LAPLACE:      # Laplace: +-E
+        for i in range(n):
+            e = exponential(state)
+            y[i] = random_sign(state) * e
+            yb[i] = e
+    else:                                 # N(0, 1/2)
+        sd = c[o + 2]
+        for i in range(n):
+            v = normal(state) * sd
+            y[i] = v
+            yb[i] = v * v
+
+
 @njit(cache=True, error_model="numpy")
 def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray, yb: np.ndarray,
                        n: int, cand: np.ndarray, powc: np.ndarray, u: np.ndarray,
@@ -111,8 +133,7 @@ def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray, yb: np.ndarr
     """
     method = c[o + 1]
     if method < GG_LAPLACE_ENV:  # beta in {1, 2}: direct
-        for i in range(n):
-            y[i], yb[i] = gg_draw(state, c, o)
+        _gg_direct_block(state, c, o, y, yb, n)
         return
     laplace_env = method == GG_LAPLACE_ENV
     a_env, kappa, rstar = c[o + 2], c[o + 3], c[o + 4]
@@ -168,15 +189,17 @@ def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray, yb: np.ndarr
 
 
 @njit(cache=True)
-def gg_loss_block(state, prm: np.ndarray, out: np.ndarray, head: int) -> None:  # pragma: no cover
+def gg_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - numba
     r"""Fill ``out`` with GG privacy losses; ``prm`` as built by ``builtin_params``.
 
     ``prm[1]`` is the mode (remove, add, subsampled remove, subsampled add),
-    ``prm[2]`` the sampling rate ``q``, ``prm[head] = d = D/s`` and the ``gg_setup``
-    constants follow at ``prm[head+1:head+9]``.  With :math:`y \sim GG(\beta, 1)`:
+    ``prm[2]`` the sampling rate ``q``, ``prm[GG_HEAD] = d = D/s`` and the ``gg_setup``
+    constants follow at ``prm[GG_HEAD+1:GG_HEAD+9]``.  With :math:`y \sim GG(\beta, 1)`:
     from ``P0`` the loss is :math:`|y - d|^\beta - |y|^\beta`, from ``Q0``
-    :math:`|y|^\beta - |y + d|^\beta`.
+    :math:`|y|^\beta - |y + d|^\beta`.  This is the fill of the sampler kind ``"gg"``
+    itself (every mode but the symmetrized one).
     """
+    head = GG_HEAD
     n = out.shape[0]
     mode = prm[1]
     q = prm[2]

@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Tuple, Union
 
 __all__ = ["will_compile", "announce_compile", "compiling", "estimate_seconds",
            "COMPILE_CPU_S"]
@@ -32,7 +32,7 @@ __all__ = ["will_compile", "announce_compile", "compiling", "estimate_seconds",
 #: CPU-time columns of ``benchmarks/bench_cold_start.py``); ``"user"`` (also used for
 #: additive-noise families) for a kernel around a user fill.
 COMPILE_CPU_S = {"gaussian": 5.0, "laplace": 5.0, "gg": 25.0, "two_point": 5.0,
-                 "table": 5.0, "user": 5.0}
+                 "table": 5.0, "user": 5.0, "kernel": 5.0}
 
 _announced: set[int] = set()
 
@@ -89,30 +89,34 @@ def _show_bar(progress: Optional[bool]) -> bool:
 
 
 @contextlib.contextmanager
-def compiling(dispatcher: Any, what: str, key: str, *, cached: bool = True,
-              progress: Optional[bool] = None) -> Iterator[None]:
+def compiling(dispatcher: Any, what: str, key: Union[str, Tuple[str, ...]], *,
+              cached: bool = True, progress: Optional[bool] = None) -> Iterator[None]:
     """Context of a call that may compile ``dispatcher``: shows progress if it will.
 
     Parameters
     ----------
     dispatcher
-        The Numba dispatcher about to be called.
+        The Numba dispatcher about to be called, or a tuple of those the call needs.
     what : str
-        What compiles, for the message (``"the gaussian sampling kernel"``).
-    key : str
-        Entry of :data:`COMPILE_CPU_S` giving the estimate.
+        What compiles, for the message (``"the gaussian sampler"``).
+    key : str or tuple of str
+        Entry of :data:`COMPILE_CPU_S` giving the estimate; one per dispatcher for a
+        tuple (the estimate adds those of the dispatchers that will compile).
     cached : bool
         Whether the result is cached on disk (said in the message).
     progress : bool or None
         ``True``/``False`` force the bar on/off; ``None``: a bar when ``stderr`` is a
         terminal, else one line.
     """
-    key_id = id(dispatcher)
-    if key_id in _announced or not will_compile(dispatcher):
+    many = isinstance(dispatcher, tuple)
+    ds = dispatcher if many else (dispatcher,)
+    keys = key if isinstance(key, tuple) else (key,) * len(ds)
+    todo = [(d, k) for d, k in zip(ds, keys) if id(d) not in _announced and will_compile(d)]
+    if not todo:
         yield
         return
-    _announced.add(key_id)
-    est = estimate_seconds(key)
+    _announced.update(id(d) for d, _ in todo)
+    est = sum(estimate_seconds(k) for _, k in todo)
     where = "cached on disk afterwards" if cached else "once per process"
     if not _show_bar(progress):
         print(f"sampledprv: compiling {what} (first use, about {est:.0f} s; {where})...",

@@ -71,17 +71,18 @@ its source files changed.
 
 from __future__ import annotations
 
-import types
 from functools import lru_cache
 from typing import Any, Callable
 
 import numba
 import numpy as np
 from numba import njit, prange
+from numba.core.caching import NullCache
 from numba.core.registry import CPUDispatcher
 
 from ... import mechanisms as M
 from ._compile_notice import compiling
+from ._fill_call import call_fill, fill_address
 from ..draws._mechloss import builtin_source, kind_fill, kind_of_fill
 from ..draws.hooks import LOSS_SAMPLER, find_hook
 from ..draws.rng import seed_states
@@ -96,13 +97,14 @@ NUM_STREAMS = 256          #: logical random streams per run (fixed: reproducibi
 BLOCK = 1024               #: draws per call of a source's fill function
 
 
-def _kernel_template(params, states, remaining, done, per_stream, lo, h, hist, extra,
+@njit(cache=True, parallel=True)
+def _kernel_parallel(addr, params, states, remaining, done, per_stream, lo, h, hist, extra,
                      nan_at):  # pragma: no cover - numba
     """Advance every stream by up to ``per_stream`` draws (a multiple of BLOCK).
 
     Thread ``t`` owns streams ``t, t + T, ...`` and histogram row ``t``; ``nan_at[s]``
-    records the index (within stream ``s``) of the first NaN loss.  ``fill`` is a global
-    of each copy of this function (:func:`_specialize`): one kernel per source.
+    records the index (within stream ``s``) of the first NaN loss.  ``addr`` is the
+    address of the source's fill (:func:`._fill_call.fill_address`).
     """
     n_thr = hist.shape[0]
     n_str = states.shape[0]
@@ -122,7 +124,7 @@ def _kernel_template(params, states, remaining, done, per_stream, lo, h, hist, e
             while k0 < m:
                 k = min(BLOCK, m - k0)
                 out = buf[:k]
-                fill(st, prm, out)  # noqa: F821 - a global of each specialized copy
+                call_fill(addr, st, prm, out)
                 _bin_index(out, k, lo, h, inv_h, bins, idx)
                 first_nan = _count(idx, k, hist, t, extra)
                 if first_nan >= 0 and nan_at[s] < 0:
@@ -133,9 +135,10 @@ def _kernel_template(params, states, remaining, done, per_stream, lo, h, hist, e
             done[s] += m
 
 
-def _kernel_serial_template(params, states, remaining, done, per_stream, lo, h, hist, extra,
-                            nan_at):  # pragma: no cover - numba
-    """:func:`_kernel_template` on the calling thread only (``hist`` has one row).
+@njit(cache=True)
+def _kernel_serial(addr, params, states, remaining, done, per_stream, lo, h, hist, extra,
+                   nan_at):  # pragma: no cover - numba
+    """:func:`_kernel_parallel` on the calling thread only (``hist`` has one row).
 
     Used when one thread is asked for (shards run by executors and Dask workers): it
     never touches Numba's threading layer, so it is safe in forked processes and in
@@ -145,6 +148,7 @@ def _kernel_serial_template(params, states, remaining, done, per_stream, lo, h, 
     inv_h = 1.0 / h
     buf = np.empty(BLOCK)
     idx = np.empty(BLOCK, dtype=np.int64)
+    prm = params.copy()
     local = states[0:1].copy()
     st = local[0]
     for s in range(states.shape[0]):
@@ -154,7 +158,7 @@ def _kernel_serial_template(params, states, remaining, done, per_stream, lo, h, 
         while k0 < m:
             k = min(BLOCK, m - k0)
             out = buf[:k]
-            fill(st, params, out)  # noqa: F821 - a global of each specialized copy
+            call_fill(addr, st, prm, out)
             _bin_index(out, k, lo, h, inv_h, bins, idx)
             first_nan = _count(idx, k, hist, 0, extra)
             if first_nan >= 0 and nan_at[s] < 0:
@@ -165,44 +169,6 @@ def _kernel_serial_template(params, states, remaining, done, per_stream, lo, h, 
         done[s] += m
 
 
-def _specialize(fill: Callable, parallel: bool, name: str | None) -> Callable:
-    """A jitted copy of the kernel template whose global ``fill`` is ``fill``.
-
-    The copy shares the template's code object (one body for every source) and gets its
-    own globals.  With a ``name`` (a built-in sampler kind) the copy is cached on disk
-    under the qualified name ``_kernel_<name>_<parallel|serial>``: Numba keys its cache by
-    file and qualified name, so each kind has its own cache entry and compiles only when
-    that kind is first used.  User fills (``name=None``) compile once per process: their
-    identity does not survive the process, so they are not cached.
-    """
-    template = _kernel_template if parallel else _kernel_serial_template
-    glb = dict(template.__globals__)
-    glb["fill"] = fill
-    func = types.FunctionType(template.__code__, glb, template.__name__,
-                              template.__defaults__, template.__closure__)
-    func.__module__ = template.__module__
-    func.__doc__ = template.__doc__
-    if name is not None:
-        func.__qualname__ = f"_kernel_{name}_{'parallel' if parallel else 'serial'}"
-        return njit(cache=True, parallel=parallel)(func)
-    return njit(parallel=parallel)(func)
-
-
-@lru_cache(maxsize=None)
-def _builtin_kernel(kind: str, parallel: bool = True) -> Callable:
-    """The cached kernel of a built-in sampler kind (compiled on first use)."""
-    return _specialize(kind_fill(kind), parallel, kind)
-
-
-@lru_cache(maxsize=None)
-def _chunk_kernel(fill: Callable, parallel: bool = True) -> Callable:
-    """The kernel of a user ``fill(state, params, out)`` (compiled once per process)."""
-    kind = kind_of_fill(fill)
-    if kind is not None:
-        return _builtin_kernel(kind, parallel)
-    return _specialize(fill, parallel, None)
-
-
 @lru_cache(maxsize=None)
 def _adapt_two_arg(fill: Callable) -> Callable:
     """Wrap a jitted ``fill(state, out)`` as ``fill(state, params, out)``."""
@@ -210,6 +176,11 @@ def _adapt_two_arg(fill: Callable) -> Callable:
     def fill3(state, params, out):  # pragma: no cover - numba
         fill(state, out)
     return fill3
+
+
+def _cached_fill(fill: Any) -> bool:
+    """Whether ``fill`` is cached on disk (the built-in kinds' fills)."""
+    return not isinstance(getattr(fill, "_cache", None), NullCache)
 
 
 def _is_jitted(f: Any) -> bool:
@@ -324,12 +295,13 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
     per_stream = -(-chunk_size // (NUM_STREAMS * BLOCK)) * BLOCK
     hist = np.zeros((n_threads, bins), dtype=np.int64)
     extra = np.zeros((n_threads, 5), dtype=np.int64)
-    kernel = _chunk_kernel(fill, n_threads > 1)
+    kernel = _kernel_parallel if n_threads > 1 else _kernel_serial
+    params = np.array(params, dtype=np.float64).reshape(-1)   # a writable C copy
     kind = kind_of_fill(fill)
-    what = (f"the {kind} sampling kernel" if kind is not None
-            else f"the sampling kernel of {type(mechanism).__name__}")
-    notice = compiling(kernel, what, kind or "user", cached=kind is not None,
-                       progress=progress)
+    what = (f"the {kind} sampler" if kind is not None
+            else f"the sampler of {type(mechanism).__name__}")
+    notice = compiling((fill, kernel), what, (kind or "user", "kernel"),
+                       cached=_cached_fill(fill), progress=progress)
     bar = Progress(progress, n, f"sampling {direction} losses")
     old_threads = numba.get_num_threads()
     if n_threads > 1:
@@ -339,12 +311,13 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
         while left > 0:
             if notice is not None:          # the first call may compile: show progress
                 with notice:
-                    kernel(params, states, remaining, done, per_stream, lo, h, hist, extra,
-                           nan_at)
+                    addr = fill_address(fill)
+                    kernel(addr, params, states, remaining, done, per_stream, lo, h, hist,
+                           extra, nan_at)
                 notice = None
             else:
-                kernel(params, states, remaining, done, per_stream, lo, h, hist, extra,
-                       nan_at)
+                kernel(addr, params, states, remaining, done, per_stream, lo, h, hist,
+                       extra, nan_at)
             if extra[:, _NAN].any():
                 s = int(np.flatnonzero(nan_at >= 0)[0])
                 raise ValueError(
