@@ -71,12 +71,15 @@ its source files changed.
 
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any, Callable
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.core.caching import NullCache
 from numba.core.registry import CPUDispatcher
 
@@ -97,61 +100,26 @@ NUM_STREAMS = 256          #: logical random streams per run (fixed: reproducibi
 BLOCK = 1024               #: draws per call of a source's fill function
 
 
-@njit(cache=True, parallel=True)
-def _kernel_parallel(addr, params, states, remaining, done, per_stream, lo, h, hist, extra,
-                     nan_at):  # pragma: no cover - numba
-    """Advance every stream by up to ``per_stream`` draws (a multiple of BLOCK).
+@njit(cache=True, nogil=True)
+def _kernel(addr, params, states, remaining, done, per_stream, lo, h, hist, extra, nan_at,
+            first, step, row):  # pragma: no cover - numba
+    """Advance the streams ``first, first + step, ...`` by up to ``per_stream`` draws each
+    (a multiple of BLOCK), counting into row ``row`` of ``hist`` and ``extra``.
 
-    Thread ``t`` owns streams ``t, t + T, ...`` and histogram row ``t``; ``nan_at[s]``
-    records the index (within stream ``s``) of the first NaN loss.  ``addr`` is the
-    address of the source's fill (:func:`._fill_call.fill_address`).
-    """
-    n_thr = hist.shape[0]
-    n_str = states.shape[0]
-    bins = hist.shape[1]
-    inv_h = 1.0 / h
-    for t in prange(n_thr):
-        buf = np.empty(BLOCK)
-        idx = np.empty(BLOCK, dtype=np.int64)
-        # thread-local copies: no shared reference counts or cache lines in hot loops
-        prm = params.copy()
-        local = states[0:1].copy()
-        st = local[0]
-        for s in range(t, n_str, n_thr):
-            m = min(remaining[s], per_stream)
-            local[0] = states[s]
-            k0 = 0
-            while k0 < m:
-                k = min(BLOCK, m - k0)
-                out = buf[:k]
-                call_fill(addr, st, prm, out)
-                _bin_index(out, k, lo, h, inv_h, bins, idx)
-                first_nan = _count(idx, k, hist, t, extra)
-                if first_nan >= 0 and nan_at[s] < 0:
-                    nan_at[s] = done[s] + k0 + first_nan
-                k0 += k
-            states[s] = local[0]
-            remaining[s] -= m
-            done[s] += m
-
-
-@njit(cache=True)
-def _kernel_serial(addr, params, states, remaining, done, per_stream, lo, h, hist, extra,
-                   nan_at):  # pragma: no cover - numba
-    """:func:`_kernel_parallel` on the calling thread only (``hist`` has one row).
-
-    Used when one thread is asked for (shards run by executors and Dask workers): it
-    never touches Numba's threading layer, so it is safe in forked processes and in
-    several Python threads at once.  Same streams, same blocks, same counts.
+    ``addr`` is the address of the source's fill (:func:`._fill_call.fill_address`);
+    ``nan_at[s]`` records the index (within stream ``s``) of the first NaN loss.  The
+    kernel releases the GIL: ``T`` Python threads run it at once on the streams
+    ``t, t + T, ...`` (``first = row = t``, ``step = T``), each writing only its own
+    streams' entries and its own row.
     """
     bins = hist.shape[1]
     inv_h = 1.0 / h
     buf = np.empty(BLOCK)
     idx = np.empty(BLOCK, dtype=np.int64)
-    prm = params.copy()
+    prm = params.copy()            # thread-local copies: no shared cache lines
     local = states[0:1].copy()
     st = local[0]
-    for s in range(states.shape[0]):
+    for s in range(first, states.shape[0], step):
         m = min(remaining[s], per_stream)
         local[0] = states[s]
         k0 = 0
@@ -160,13 +128,43 @@ def _kernel_serial(addr, params, states, remaining, done, per_stream, lo, h, his
             out = buf[:k]
             call_fill(addr, st, prm, out)
             _bin_index(out, k, lo, h, inv_h, bins, idx)
-            first_nan = _count(idx, k, hist, 0, extra)
+            first_nan = _count(idx, k, hist, row, extra)
             if first_nan >= 0 and nan_at[s] < 0:
                 nan_at[s] = done[s] + k0 + first_nan
             k0 += k
         states[s] = local[0]
         remaining[s] -= m
         done[s] += m
+
+
+_POOL: list = [None, -1]           # [ThreadPoolExecutor, pid of its process]
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The process's worker threads (made again after a ``fork``: threads do not survive it)."""
+    with _POOL_LOCK:
+        if _POOL[0] is None or _POOL[1] != os.getpid():
+            _POOL[0] = ThreadPoolExecutor(max_workers=numba.config.NUMBA_NUM_THREADS,
+                                          thread_name_prefix="sampledprv-kernel")
+            _POOL[1] = os.getpid()
+        return _POOL[0]
+
+
+def _run_kernel(addr, params, states, remaining, done, per_stream, lo, h, hist, extra,
+                nan_at) -> None:
+    """One chunk: :func:`_kernel` on ``hist.shape[0]`` threads (the calling thread alone
+    for one row: no pool, nothing shared, safe after ``fork``)."""
+    n_thr = hist.shape[0]
+    if n_thr == 1:
+        _kernel(addr, params, states, remaining, done, per_stream, lo, h, hist, extra,
+                nan_at, 0, 1, 0)
+        return
+    futures = [_pool().submit(_kernel, addr, params, states, remaining, done, per_stream,
+                              lo, h, hist, extra, nan_at, t, n_thr, t)
+               for t in range(n_thr)]
+    for f in futures:
+        f.result()                 # re-raises an error of the fill
 
 
 @lru_cache(maxsize=None)
@@ -295,29 +293,25 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
     per_stream = -(-chunk_size // (NUM_STREAMS * BLOCK)) * BLOCK
     hist = np.zeros((n_threads, bins), dtype=np.int64)
     extra = np.zeros((n_threads, 5), dtype=np.int64)
-    kernel = _kernel_parallel if n_threads > 1 else _kernel_serial
     params = np.array(params, dtype=np.float64).reshape(-1)   # a writable C copy
     kind = kind_of_fill(fill)
     what = (f"the {kind} sampler" if kind is not None
             else f"the sampler of {type(mechanism).__name__}")
-    notice = compiling((fill, kernel), what, (kind or "user", "kernel"),
+    notice = compiling((fill, _kernel), what, (kind or "user", "kernel"),
                        cached=_cached_fill(fill), progress=progress)
     bar = Progress(progress, n, f"sampling {direction} losses")
-    old_threads = numba.get_num_threads()
-    if n_threads > 1:
-        numba.set_num_threads(n_threads)
     try:
         left = n
         while left > 0:
             if notice is not None:          # the first call may compile: show progress
                 with notice:
                     addr = fill_address(fill)
-                    kernel(addr, params, states, remaining, done, per_stream, lo, h, hist,
-                           extra, nan_at)
+                    _run_kernel(addr, params, states, remaining, done, per_stream, lo, h,
+                                hist, extra, nan_at)
                 notice = None
             else:
-                kernel(addr, params, states, remaining, done, per_stream, lo, h, hist,
-                       extra, nan_at)
+                _run_kernel(addr, params, states, remaining, done, per_stream, lo, h, hist,
+                            extra, nan_at)
             if extra[:, _NAN].any():
                 s = int(np.flatnonzero(nan_at >= 0)[0])
                 raise ValueError(
@@ -328,8 +322,6 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
             bar.update(left - new_left)
             left = new_left
     finally:
-        if n_threads > 1:
-            numba.set_num_threads(old_threads)
         bar.close()
     tot = extra.sum(axis=0)
     return LossHistogram(hist.sum(axis=0), int(tot[_BELOW]), int(tot[_ABOVE]),
