@@ -31,7 +31,7 @@ from numba import njit, uint64
 
 from ._fastpow import fast_pow_block
 from .rng import _INV_2_53, exponential, next_u64_aux, normal, random_sign, uniform_aux
-from .samplers import GG_EXACT_LAPLACE, GG_LAPLACE_ENV, pow_beta, subsampled_loss
+from .samplers import GG_EXACT_GAUSS, GG_EXACT_LAPLACE, GG_LAPLACE_ENV, pow_beta, subsampled_loss
 
 __all__ = ["gg_fill", "pow_block", "GG_HEAD"]
 
@@ -102,25 +102,6 @@ def _undecided(u, t, acc, k):  # pragma: no cover - numba
             acc[i] = 1 if u[i] <= math.exp(-t[i]) else 0
 
 
-@njit(cache=True)
-def _gg_direct_block(state, c: np.ndarray, o: int, y: np.ndarray, yb: np.ndarray,
-                     n: int) -> None:  # pragma: no cover - numba
-    """``beta`` in {1, 2}: ``y[:n]`` i.i.d. ``GG(beta, 1)`` and ``yb[:n] = |y|**beta``
-    drawn directly (the draws of :func:`~.samplers.gg_draw` for these betas, without its
-    rejection branches, which would only add compile time here)."""
-    if c[o + 1] == GG_EXACT_LAPLACE:      # Laplace: +-E
-        for i in range(n):
-            e = exponential(state)
-            y[i] = random_sign(state) * e
-            yb[i] = e
-    else:                                 # N(0, 1/2)
-        sd = c[o + 2]
-        for i in range(n):
-            v = normal(state) * sd
-            y[i] = v
-            yb[i] = v * v
-
-
 @njit(cache=True, error_model="numpy")
 def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray, yb: np.ndarray,
                        n: int, cand: np.ndarray, powc: np.ndarray, u: np.ndarray,
@@ -132,8 +113,20 @@ def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray, yb: np.ndarr
     ``_batch(n, c, o)`` entries (one allocation per block in the caller).
     """
     method = c[o + 1]
-    if method < GG_LAPLACE_ENV:  # beta in {1, 2}: direct
-        _gg_direct_block(state, c, o, y, yb, n)
+    # beta in {1, 2}: direct draws (those of samplers.gg_draw for these betas; written
+    # out rather than calling gg_draw, whose rejection branches only add compile time)
+    if method == GG_EXACT_LAPLACE:        # Laplace: +-E
+        for i in range(n):
+            e = exponential(state)
+            y[i] = random_sign(state) * e
+            yb[i] = e
+        return
+    if method == GG_EXACT_GAUSS:          # N(0, 1/2)
+        sd = c[o + 2]
+        for i in range(n):
+            v = normal(state) * sd
+            y[i] = v
+            yb[i] = v * v
         return
     laplace_env = method == GG_LAPLACE_ENV
     a_env, kappa, rstar = c[o + 2], c[o + 3], c[o + 4]

@@ -111,7 +111,7 @@ def gg_setup(beta: float) -> np.ndarray:
     beta = float(beta)
     if not (beta >= 1.0 and math.isfinite(beta)):
         raise ValueError(f"beta must be a finite number >= 1, got {beta!r}")
-    c = _gg_consts(beta)
+    c = _gg_consts.py_func(beta)     # plain Python: nothing to compile (same libm calls)
     c[7] = _pow_code(beta, c[5])
     return c
 
