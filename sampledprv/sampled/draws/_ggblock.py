@@ -82,7 +82,7 @@ def pow_block(src: np.ndarray, dst: np.ndarray, k: int, c: np.ndarray,
             dst[i] = pow_beta(src[i], beta, pint, pq)
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _inv_rate(c: np.ndarray, o: int) -> float:  # pragma: no cover - numba
     """1 / acceptance rate of the envelope (as :func:`samplers.gg_acceptance`)."""
     beta, a_env, kappa, rstar = c[o], c[o + 2], c[o + 3], c[o + 4]
@@ -94,7 +94,7 @@ def _inv_rate(c: np.ndarray, o: int) -> float:  # pragma: no cover - numba
     return 1.0 / (2.0 * g * math.sqrt(kappa / math.pi) * math.exp(-rstar))
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _undecided(u, t, acc, k):  # pragma: no cover - numba
     # exact test u <= exp(-t) for the candidates the squeezes left open (acc == 2)
     for i in range(k):
@@ -208,31 +208,26 @@ def gg_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no cove
     b0 = 4 * n + 4
     _gg_standard_block(state, prm, o, y, yb, n, w[b0:b0 + m], w[b0 + m:b0 + 2 * m],
                        w[b0 + 2 * m:b0 + 3 * m], w[b0 + 3 * m:b0 + 4 * m], acc)
-    if mode == 0.0:      # remove: from P0
-        for i in range(n):
-            x[i] = abs(y[i] - d)
-        pow_block(x, xb, n, prm, o)
-        for i in range(n):
-            out[i] = xb[i] - yb[i]
-    elif mode == 1.0:    # add: -loss from Q0
-        for i in range(n):
-            x[i] = abs(y[i] + d)
-        pow_block(x, xb, n, prm, o)
-        for i in range(n):
-            out[i] = xb[i] - yb[i]
-    elif mode == 2.0:    # subsampled remove: from P0 w.p. q, else Q0
-        from_p = acc  # reuse as 0/1 flags (m >= n)
+    # |y - d| from P0 (remove; subsampled remove w.p. q), |y + d| = |y - (-d)| from Q0
+    # (IEEE: y - (-d) is y + d exactly); one power pass for every mode
+    mix = mode == 2.0    # subsampled remove: from P0 w.p. q, else Q0
+    from_p = acc         # reused as 0/1 flags (m >= n)
+    if mix:
         for i in range(n):
             from_p[i] = uniform_aux(state) < q
         for i in range(n):
             x[i] = abs(y[i] - d) if from_p[i] else abs(y[i] + d)
-        pow_block(x, xb, n, prm, o)
+    else:
+        dd = d if mode == 0.0 else -d
         for i in range(n):
-            loss = xb[i] - yb[i] if from_p[i] else yb[i] - xb[i]
-            out[i] = subsampled_loss(loss, q)
-    else:                # subsampled add: -phi(loss) from Q0
+            x[i] = abs(y[i] - dd)
+    pow_block(x, xb, n, prm, o)
+    if mode < 2.0:       # remove: loss from P0; add: -loss from Q0 (the same expression)
         for i in range(n):
-            x[i] = abs(y[i] + d)
-        pow_block(x, xb, n, prm, o)
+            out[i] = xb[i] - yb[i]
+    else:                # subsampled remove: phi(loss); subsampled add: -phi(loss) from Q0
+        neg = mode == 3.0
         for i in range(n):
-            out[i] = -subsampled_loss(yb[i] - xb[i], q)
+            loss = xb[i] - yb[i] if (mix and from_p[i]) else yb[i] - xb[i]
+            r = subsampled_loss(loss, q)
+            out[i] = -r if neg else r
