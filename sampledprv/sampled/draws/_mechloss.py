@@ -7,9 +7,11 @@ out)`` writes ``len(out)`` i.i.d. privacy-loss samples.  Each family's
 of its canonical pair (a string: ``"gaussian"``, ``"laplace"``, ``"gg"``,
 ``"two_point"``, ``"table"``, or an :class:`~sampledprv.mechanisms.additive.AdditiveNoise`
 description, whose fill :func:`_additive_fill` makes on first use) and gives its
-parameters; :func:`kind_fill` returns the fill of that kind only.  Each fill is its own function, so the kernel that calls it
-compiles (and is cached on disk) per kind: a process that samples Gaussians never
-compiles the Generalized Gaussian block sampler (cold start).  The random
+parameters; :func:`kind_fill` returns the fill of that kind only.  Each fill is its own
+function, compiled on the first use of its kind and cached on disk under its own name
+(``_fill_<kind>``; the sampling kernel calls it by address, see
+:mod:`sampledprv.sampled.histograms._fill_call`): a process that samples Gaussians
+never compiles the Generalized Gaussian block sampler (cold start).  The random
 numbers each kind consumes are those of the former single fill (one branch of it), so
 histograms are bit-identical to it for a given seed.
 

@@ -2,7 +2,8 @@ r"""Exact Numba samplers for noise distributions and Poisson-subsampling mixture
 
 All samplers are ``numba.njit`` functions whose first argument is an xoshiro256++
 state (see :mod:`sampledprv.sampled.draws.rng`); they can be called from user ``njit`` code
-and are inlined into the fused kernels of :mod:`sampledprv.sampled.histograms.kernels`.
+and are inlined into the fills that the kernels of
+:mod:`sampledprv.sampled.histograms.kernels` call.
 
 Generalized Gaussian
 --------------------

@@ -35,7 +35,7 @@ Sources (the ``mechanism`` argument).
      drawn with the :class:`numpy.random.Generator` ``rng``: the fallback path, run
      chunked and vectorized in numpy (single-threaded; ``n_threads`` is ignored).
 
-   Jitted fills run inside the parallel kernel: they must be thread-safe (no global
+   Jitted fills run on several threads at once: they must be thread-safe (no global
    mutable state) and must not depend on ``len(out)`` beyond filling it (the kernel
    calls them on blocks of :data:`BLOCK` samples).  ``nan`` from a source stops the
    run with :class:`ValueError` naming the source, direction, stream and draw; the
@@ -58,15 +58,18 @@ imported libraries).  The chunk loop runs in Python between kernel calls, so Ctr
 stops a run within one chunk (milliseconds), and a tqdm progress bar reports
 progress.
 
-Compilation.  One kernel body (:func:`_kernel_template`, and its serial twin) is
-specialized per source: for each built-in sampler kind (``"gaussian"``, ``"gg"``, ...,
-:mod:`sampledprv.sampled.draws._mechloss`) a copy whose global ``fill`` is that kind's
-fill, compiled on the first use of that kind only and cached on disk (``cache=True``,
-one cache entry per kind and threading mode); kernels of user fills compile once per
-process.  While a kernel compiles, :mod:`._compile_notice` shows a bar (or a line) with
-an estimate.  Numba's cache does not track dependencies across files:
-:mod:`sampledprv.sampled._numba_cache` deletes every cached kernel of the package when any of
-its source files changed.
+Compilation.  One kernel, :func:`_kernel`, serves every source: it calls the source's
+fill through the address of the fill's compiled code (:mod:`._fill_call`), so it does not
+link the fill's code into its own (Numba would optimize and emit that code again for
+the kernel).  The kernel compiles once and is cached on disk; a built-in sampler kind's
+fill (``"gaussian"``, ``"gg"``, ..., :mod:`sampledprv.sampled.draws._mechloss`) compiles
+on the first use of that kind only, alone, and is cached on disk too; a user's fill
+compiles once per process.  Several threads are Python threads running the kernel at
+once (it releases the GIL) on disjoint streams, not a Numba parallel loop, whose
+compilation would cost seconds more.  While anything compiles, :mod:`._compile_notice`
+shows a bar (or a line) with an estimate.  Numba's cache does not track dependencies
+across files: :mod:`sampledprv.sampled._numba_cache` deletes every cached kernel of the
+package when any of its source files changed.
 """
 
 from __future__ import annotations
@@ -243,9 +246,10 @@ def loss_histogram(mechanism: Any, *, direction: str, n: int, lo: float, h: floa
         Draws per kernel call (rounded up to whole blocks of every stream); only
         affects how often progress is reported and how fast Ctrl-C responds.
     n_threads : int, optional
-        Threads of the compiled kernel (default: Numba's current setting).  ``1`` runs
-        a serial kernel that never uses Numba's threading layer (safe after ``fork`` and
-        from several Python threads at once), with the same counts.
+        Threads that run the compiled kernel (default: Numba's current setting, at most
+        ``NUMBA_NUM_THREADS``).  ``1`` runs it on the calling thread only (no thread
+        pool: safe after ``fork`` and from several Python threads at once).  The counts
+        are the same for every ``n_threads``.
     progress : bool, optional
         ``True``/``False`` force the tqdm bar on/off; ``None`` shows it only for runs
         expected to last more than about 2 seconds.
