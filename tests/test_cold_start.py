@@ -191,3 +191,22 @@ def test_calibrate_progress_bar(capsys):
     with pytest.raises(ValueError, match="progress"):
         sp.calibrate(lambda s: sp.Gaussian(s), count=3, epsilon=2.0, delta=1e-5,
                      progress="yes")
+
+
+def test_composition_has_its_own_progress_bar(capsys):
+    from sampledprv.engine import LatticePMF, compose_lattices
+    steps = []
+    pmf = LatticePMF(probs=np.array([0.25, 0.5, 0.25]), offset=-1, h=0.5)
+    one = compose_lattices([(pmf, 3), (pmf, 2)], tail_mass=1e-16, on_step=steps.append)
+    assert steps == [1, 1, 1]                     # two components and the inverse
+    assert np.allclose(one.probs, compose_lattices([(pmf, 5)], tail_mass=1e-16).probs)
+    acc = sp.SampledAccountant(n_samples=20_000, progress=True, seed=1)
+    iv = acc.compose(sp.Gaussian(2.0), count=3).compose(sp.Laplace(2.0), count=2) \
+        .epsilon(delta=1e-3)
+    err = capsys.readouterr().err
+    assert "composing (FFT)" in err and "transform" in err
+    quiet = sp.SampledAccountant(n_samples=20_000, progress=False, seed=1) \
+        .compose(sp.Gaussian(2.0), count=3).compose(sp.Laplace(2.0), count=2) \
+        .epsilon(delta=1e-3)
+    assert capsys.readouterr().err == ""
+    assert (iv.lower, iv.upper) == (quiet.lower, quiet.upper)
