@@ -118,7 +118,7 @@ def test_fresh_process_compiles_only_the_kind_it_samples(tmp_path):
     first = subprocess.run(run, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stderr
     assert "before True True" in first.stdout and "gg compiled False" in first.stdout
-    assert "compiling the gaussian sampler" in first.stderr
+    assert "compiling the gaussian sampling kernel" in first.stderr
     second = subprocess.run(run, env=env, capture_output=True, text=True, timeout=900)
     assert second.returncode == 0, second.stderr
     assert "before False False" in second.stdout          # loaded from the disk cache

@@ -104,7 +104,7 @@ def compiling(dispatcher: Any, what: str, key: Union[str, Tuple[str, ...]], *,
     dispatcher
         The Numba dispatcher about to be called, or a tuple of those the call needs.
     what : str
-        What compiles, for the message (``"the gaussian sampler"``).
+        What compiles, for the message (``"the gaussian sampling kernel"``).
     key : str or tuple of str
         Entry of :data:`COMPILE_CPU_S` giving the estimate; one per dispatcher for a
         tuple (the estimate adds those of the dispatchers that will compile).

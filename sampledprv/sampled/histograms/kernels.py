@@ -299,8 +299,8 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
     extra = np.zeros((n_threads, 5), dtype=np.int64)
     params = np.array(params, dtype=np.float64).reshape(-1)   # a writable C copy
     kind = kind_of_fill(fill)
-    what = (f"the {kind} sampler" if kind is not None
-            else f"the sampler of {type(mechanism).__name__}")
+    what = (f"the {kind} sampling kernel" if kind is not None
+            else f"the sampling kernel of {type(mechanism).__name__}")
     notice = compiling((fill, _kernel), what, (kind or "user", "kernel"),
                        cached=_cached_fill(fill), progress=progress)
     bar = Progress(progress, n, f"sampling {direction} losses")
