@@ -1,4 +1,5 @@
-"""Cold start: per-kind kernels, compile progress, fast Clopper-Pearson."""
+"""Cold start: one kernel calling per-kind fills by address, compile progress, fast
+Clopper-Pearson."""
 
 from __future__ import annotations
 
@@ -10,14 +11,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import njit
+from numba.core.caching import NullCache
+from numba.core.errors import TypingError
 from scipy import stats
 
 import sampledprv as sp
 from sampledprv.sampled.certification.envelopes import _CP_CHUNK, cp_lower, cp_upper
-from sampledprv.sampled.draws._mechloss import SAMPLER_KINDS, builtin_source
+from sampledprv.sampled.draws._mechloss import SAMPLER_KINDS, builtin_source, kind_fill
+from sampledprv.sampled.draws.rng import STATE_DTYPE, normal
 from sampledprv.sampled.histograms import _compile_notice as notice
+from sampledprv.sampled.histograms import kernels
+from sampledprv.sampled.histograms._fill_call import call_fill, fill_address
 from sampledprv.sampled.histograms._pypath import Progress
-from sampledprv.sampled.histograms.kernels import _builtin_kernel, _chunk_kernel
+from sampledprv.sampled.histograms.kernels import loss_histogram
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,15 +38,64 @@ def test_every_family_names_a_known_sampler_kind():
     assert set(kinds) <= set(SAMPLER_KINDS)
 
 
-def test_one_kernel_per_kind_sharing_one_body():
-    g, gg = _builtin_kernel("gaussian", True), _builtin_kernel("gg", True)
-    assert g is not gg and g is _chunk_kernel(SAMPLER_KINDS["gaussian"], True)
-    assert g.py_func.__code__ is gg.py_func.__code__          # one body
-    assert g.py_func.__globals__["fill"] is SAMPLER_KINDS["gaussian"]
-    assert gg.py_func.__globals__["fill"] is SAMPLER_KINDS["gg"]
-    # distinct qualified names: distinct on-disk cache entries per kind
-    assert g.py_func.__qualname__ == "_kernel_gaussian_parallel"
-    assert _builtin_kernel("gg", False).py_func.__qualname__ == "_kernel_gg_serial"
+def test_one_kernel_and_one_cached_fill_per_kind():
+    # the kernel is one function for every source; each kind's fill is its own
+    # dispatcher, cached on disk under its own qualified name
+    assert not isinstance(kernels._kernel._cache, NullCache)
+    fills = {k: kind_fill(k) for k in ("gaussian", "gg", "table", "gaussian_sym")}
+    assert len({id(f) for f in fills.values()}) == len(fills)
+    for k, f in fills.items():
+        assert not isinstance(f._cache, NullCache), k
+    assert fills["gaussian"].py_func.__qualname__ == "_fill_gaussian"
+    assert fills["gaussian_sym"].py_func.__qualname__ == "_fill_gaussian_sym"
+    assert fills["table"].py_func.__code__ is SAMPLER_KINDS["two_point"].py_func.__code__
+    assert fills["gg"].py_func.__qualname__ == "gg_fill"     # the block sampler itself
+
+
+def test_fill_called_by_address_propagates_errors_and_counts_agree():
+    @njit
+    def fill(state, params, out):  # pragma: no cover - numba
+        for i in range(out.shape[0]):
+            out[i] = params[0] * normal(state)
+            if out[i] > params[1]:
+                raise ValueError("loss above the limit")
+
+    class Src:
+        def __init__(self, limit):
+            self.limit = limit
+
+        def loss_sampler(self, direction):
+            return fill, np.array([1.0, self.limit])
+
+    kw = dict(direction="remove", n=20_000, lo=-6.0, h=0.01, bins=1200, seed=3,
+              progress=False)
+    ref = loss_histogram(Src(1e9), n_threads=1, **kw)
+    for chunk in (5000, 1 << 20):
+        other = loss_histogram(Src(1e9), n_threads=2, chunk_size=chunk, **kw)
+        assert np.array_equal(other.counts, ref.counts)
+    for thr in (1, 2):
+        with pytest.raises(ValueError, match="loss above the limit"):
+            loss_histogram(Src(2.0), n_threads=thr, **kw)
+
+
+def test_call_fill_refuses_other_argument_types():
+    @njit
+    def caller(addr, params, out):  # pragma: no cover - numba
+        st = np.zeros(1, dtype=STATE_DTYPE)
+        call_fill(addr, st[0], params, out)
+
+    with pytest.raises(TypingError, match="call_fill takes"):
+        caller(0, np.zeros(2, dtype=np.float32), np.zeros(4))
+    assert fill_address(kind_fill("gaussian")) == fill_address(kind_fill("gaussian")) > 0
+
+
+def test_thread_pool_is_made_again_after_fork():
+    pool = kernels._pool()
+    assert kernels._pool() is pool
+    kernels._POOL[1] = -1                # as in a forked child: another process id
+    fresh = kernels._pool()
+    assert fresh is not pool and kernels._POOL[1] == os.getpid()
+    pool.shutdown(wait=False)
 
 
 @pytest.mark.slow
@@ -47,24 +103,25 @@ def test_fresh_process_compiles_only_the_kind_it_samples(tmp_path):
     code = textwrap.dedent("""
         import sampledprv as sp
         from sampledprv.sampled import loss_histogram
+        from sampledprv.sampled.draws._mechloss import kind_fill
         from sampledprv.sampled.histograms._compile_notice import will_compile
-        from sampledprv.sampled.histograms.kernels import _builtin_kernel
-        g = _builtin_kernel("gaussian", True)
-        print("before", will_compile(g))
+        from sampledprv.sampled.histograms.kernels import _kernel
+        g = kind_fill("gaussian")
+        print("before", will_compile(g), will_compile(_kernel))
         loss_histogram(sp.Gaussian(1.0), direction="remove", n=5000, lo=-3.0, h=0.01,
                        bins=600, seed=0, n_threads=2, progress=False)
-        print("gg compiled", bool(_builtin_kernel("gg", True).signatures))
+        print("gg compiled", bool(kind_fill("gg").signatures))
     """)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT),
                NUMBA_NUM_THREADS="2")
     run = [sys.executable, "-c", code]
     first = subprocess.run(run, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stderr
-    assert "before True" in first.stdout and "gg compiled False" in first.stdout
+    assert "before True True" in first.stdout and "gg compiled False" in first.stdout
     assert "compiling the gaussian sampling kernel" in first.stderr
     second = subprocess.run(run, env=env, capture_output=True, text=True, timeout=900)
     assert second.returncode == 0, second.stderr
-    assert "before False" in second.stdout                     # loaded from the disk cache
+    assert "before False False" in second.stdout          # loaded from the disk cache
     assert "compiling" not in second.stderr
 
 
@@ -134,3 +191,22 @@ def test_calibrate_progress_bar(capsys):
     with pytest.raises(ValueError, match="progress"):
         sp.calibrate(lambda s: sp.Gaussian(s), count=3, epsilon=2.0, delta=1e-5,
                      progress="yes")
+
+
+def test_composition_has_its_own_progress_bar(capsys):
+    from sampledprv.engine import LatticePMF, compose_lattices
+    steps = []
+    pmf = LatticePMF(probs=np.array([0.25, 0.5, 0.25]), offset=-1, h=0.5)
+    one = compose_lattices([(pmf, 3), (pmf, 2)], tail_mass=1e-16, on_step=steps.append)
+    assert steps == [1, 1, 1]                     # two components and the inverse
+    assert np.allclose(one.probs, compose_lattices([(pmf, 5)], tail_mass=1e-16).probs)
+    acc = sp.SampledAccountant(n_samples=20_000, progress=True, seed=1)
+    iv = acc.compose(sp.Gaussian(2.0), count=3).compose(sp.Laplace(2.0), count=2) \
+        .epsilon(delta=1e-3)
+    err = capsys.readouterr().err
+    assert "composing (FFT)" in err and "transform" in err
+    quiet = sp.SampledAccountant(n_samples=20_000, progress=False, seed=1) \
+        .compose(sp.Gaussian(2.0), count=3).compose(sp.Laplace(2.0), count=2) \
+        .epsilon(delta=1e-3)
+    assert capsys.readouterr().err == ""
+    assert (iv.lower, iv.upper) == (quiet.lower, quiet.upper)

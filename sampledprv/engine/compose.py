@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -297,7 +297,8 @@ def inverse_with_roundoff(spectrum: np.ndarray, n: int, products: int,
 
 
 def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
-                     tail_mass: float, max_size: int = 2**26) -> ComposedPMF:
+                     tail_mass: float, max_size: int = 2**26,
+                     on_step: Optional[Callable[[int], None]] = None) -> ComposedPMF:
     """Distribution of the sum of independent lattice variables.
 
     Parameters
@@ -308,6 +309,9 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
         Target bound on the finite mass left outside the window on each side.
     max_size : int
         Largest FFT length allowed; :class:`GridTooLargeError` beyond it.
+    on_step : callable, optional
+        Called with ``1`` after each component's transform and power and after the
+        inverse transform (``len(components) + 1`` calls): progress reporting.
     """
     if not components:
         raise ValueError("components is empty: compose at least one mechanism")
@@ -345,9 +349,13 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
             np.multiply(spectrum, phi, out=spectrum)
         del phi
         origin += c * pmf.offset
+        if on_step is not None:
+            on_step(1)
     k_total = sum(c for _, c in components)
     res, numeric_error = inverse_with_roundoff(spectrum, n_fft, k_total, split)
     del spectrum
+    if on_step is not None:
+        on_step(1)
     numeric_error += p_inf_error
 
     # the window is a contiguous run of the circular array (at most one wrap)

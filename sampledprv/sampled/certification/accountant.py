@@ -31,11 +31,11 @@ from ...core.interval import PROBABILISTIC, Interval, fixed_size_bracket
 from ...mechanisms.base import Direction, as_direction
 from ..draws.torch_draws import torch_loss_sampler
 from ..histograms import _numpy_histogram as _np_hist
-from ..histograms._pypath import check_progress
+from ..histograms._pypath import Progress, check_progress
 from ..histograms.empirical import EmpiricalPRV
 from ..histograms.histogram import coarsen
 from ..histograms.sharding import DEFAULT_SHARD_SIZE
-from .envelopes import compose_bounds, envelope
+from .envelopes import compose_bounds, composition_steps, envelope
 from .histogram_bank import HistogramBank, key_of
 from .seed_method import (SEED_METHOD, seed_default_params, seed_delta, seed_direction,
                           seed_epsilon, seed_grid, seed_half, seed_window)
@@ -377,7 +377,14 @@ class SampledAccountant(PrivacyAccountant):
                                            progress=self.progress), c))
                 envs[d] = comps
             try:
-                out = {d: compose_bounds(envs[d], max_size=self.max_grid) for d in dirs}
+                bar = Progress(self.progress, sum(composition_steps(len(envs[d]))
+                                                  for d in dirs),
+                               "composing (FFT)", unit="transform")
+                try:
+                    out = {d: compose_bounds(envs[d], max_size=self.max_grid, bar=bar)
+                           for d in dirs}
+                finally:
+                    bar.close()
                 break
             except GridTooLargeError as err:
                 out = self._two_level(envs)   # coarse level only; fine mesh kept

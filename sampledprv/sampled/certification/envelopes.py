@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .tails import TailBound
 
 __all__ = ["cp_upper", "cp_lower", "tests_per_histogram", "Envelope", "envelope",
-           "lower_envelope", "ComposedBounds", "compose_bounds"]
+           "lower_envelope", "ComposedBounds", "compose_bounds", "composition_steps"]
 
 
 #: Clopper-Pearson quantiles per task of the thread pool (about 0.1 s of scipy each)
@@ -228,12 +228,25 @@ class ComposedBounds:
 
 
 def compose_bounds(components: Sequence[tuple[Envelope, int]], *, tail_mass: float = 1e-16,
-                   max_size: int = 2**24) -> ComposedBounds:
-    """Compose the envelopes (and estimates) of independent components by FFT."""
-    kw = dict(tail_mass=tail_mass, max_size=max_size)
+                   max_size: int = 2**24, bar: Optional[Progress] = None) -> ComposedBounds:
+    """Compose the envelopes (and estimates) of independent components by FFT.
+
+    ``bar`` (a :class:`~..histograms._pypath.Progress`) counts the transforms:
+    :func:`composition_steps` of them.
+    """
+    kw = dict(tail_mass=tail_mass, max_size=max_size,
+              on_step=None if bar is None else bar.update)
     up = compose_lattices([(e.upper, c) for e, c in components], **kw)
     low = compose_lattices([(e.lower, c) for e, c in components], **kw)
     est = compose_lattices([(e.estimate, c) for e, c in components], **kw)
     det = {"spill_upper": up.spill_upper + up.spill_lower, "numeric_error": up.numeric_error,
            "p_inf_upper": up.p_inf, "grid_points": int(up.probs.size)}
     return ComposedBounds(up, low, est, det)
+
+
+def composition_steps(n_components: int) -> int:
+    """Transforms that :func:`compose_bounds` reports for ``n_components`` components
+    (three compositions: upper, lower, estimate; one step per component and one for the
+    inverse transform each)."""
+    return 3 * (n_components + 1)
+

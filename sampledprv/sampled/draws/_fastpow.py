@@ -50,7 +50,7 @@ _TINY = 2.2250738585072014e-308      # smallest normal double
 _T_MAX = 700.0
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _libm_fixup(src, dst, tt, k, beta):  # pragma: no cover - numba
     for i in range(k):
         x = src[i]

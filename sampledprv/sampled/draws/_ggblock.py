@@ -1,6 +1,6 @@
 r"""Block-vectorized Generalized Gaussian privacy losses (the hot path of the kernels).
 
-:func:`gg_loss_block` fills a block of privacy-loss samples of the GG mechanism in
+:func:`gg_fill` fills a block of privacy-loss samples of the GG mechanism in
 three passes over small arrays instead of one branchy loop per draw:
 
 1. a scalar RNG pass draws envelope candidates (ziggurat exponentials or normals) and,
@@ -30,10 +30,13 @@ import numpy as np
 from numba import njit, uint64
 
 from ._fastpow import fast_pow_block
-from .rng import _INV_2_53, exponential, next_u64_aux, normal, uniform_aux
-from .samplers import GG_LAPLACE_ENV, gg_draw, pow_beta, subsampled_loss
+from .rng import _INV_2_53, exponential, next_u64_aux, normal, random_sign, uniform_aux
+from .samplers import GG_EXACT_GAUSS, GG_EXACT_LAPLACE, GG_LAPLACE_ENV, pow_beta, subsampled_loss
 
-__all__ = ["gg_loss_block", "pow_block"]
+__all__ = ["gg_fill", "pow_block", "GG_HEAD"]
+
+#: index of ``d`` in the fill parameters (after kind, mode, q, a, b and a spare slot)
+GG_HEAD = 6
 
 
 @njit(cache=True, error_model="numpy")
@@ -79,7 +82,7 @@ def pow_block(src: np.ndarray, dst: np.ndarray, k: int, c: np.ndarray,
             dst[i] = pow_beta(src[i], beta, pint, pq)
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _inv_rate(c: np.ndarray, o: int) -> float:  # pragma: no cover - numba
     """1 / acceptance rate of the envelope (as :func:`samplers.gg_acceptance`)."""
     beta, a_env, kappa, rstar = c[o], c[o + 2], c[o + 3], c[o + 4]
@@ -91,7 +94,7 @@ def _inv_rate(c: np.ndarray, o: int) -> float:  # pragma: no cover - numba
     return 1.0 / (2.0 * g * math.sqrt(kappa / math.pi) * math.exp(-rstar))
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _undecided(u, t, acc, k):  # pragma: no cover - numba
     # exact test u <= exp(-t) for the candidates the squeezes left open (acc == 2)
     for i in range(k):
@@ -110,9 +113,20 @@ def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray, yb: np.ndarr
     ``_batch(n, c, o)`` entries (one allocation per block in the caller).
     """
     method = c[o + 1]
-    if method < GG_LAPLACE_ENV:  # beta in {1, 2}: direct
+    # beta in {1, 2}: direct draws (those of samplers.gg_draw for these betas; written
+    # out rather than calling gg_draw, whose rejection branches only add compile time)
+    if method == GG_EXACT_LAPLACE:        # Laplace: +-E
         for i in range(n):
-            y[i], yb[i] = gg_draw(state, c, o)
+            e = exponential(state)
+            y[i] = random_sign(state) * e
+            yb[i] = e
+        return
+    if method == GG_EXACT_GAUSS:          # N(0, 1/2)
+        sd = c[o + 2]
+        for i in range(n):
+            v = normal(state) * sd
+            y[i] = v
+            yb[i] = v * v
         return
     laplace_env = method == GG_LAPLACE_ENV
     a_env, kappa, rstar = c[o + 2], c[o + 3], c[o + 4]
@@ -168,15 +182,17 @@ def _gg_standard_block(state, c: np.ndarray, o: int, y: np.ndarray, yb: np.ndarr
 
 
 @njit(cache=True)
-def gg_loss_block(state, prm: np.ndarray, out: np.ndarray, head: int) -> None:  # pragma: no cover
+def gg_fill(state, prm: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - numba
     r"""Fill ``out`` with GG privacy losses; ``prm`` as built by ``builtin_params``.
 
     ``prm[1]`` is the mode (remove, add, subsampled remove, subsampled add),
-    ``prm[2]`` the sampling rate ``q``, ``prm[head] = d = D/s`` and the ``gg_setup``
-    constants follow at ``prm[head+1:head+9]``.  With :math:`y \sim GG(\beta, 1)`:
+    ``prm[2]`` the sampling rate ``q``, ``prm[GG_HEAD] = d = D/s`` and the ``gg_setup``
+    constants follow at ``prm[GG_HEAD+1:GG_HEAD+9]``.  With :math:`y \sim GG(\beta, 1)`:
     from ``P0`` the loss is :math:`|y - d|^\beta - |y|^\beta`, from ``Q0``
-    :math:`|y|^\beta - |y + d|^\beta`.
+    :math:`|y|^\beta - |y + d|^\beta`.  This is the fill of the sampler kind ``"gg"``
+    itself (every mode but the symmetrized one).
     """
+    head = GG_HEAD
     n = out.shape[0]
     mode = prm[1]
     q = prm[2]
@@ -192,31 +208,26 @@ def gg_loss_block(state, prm: np.ndarray, out: np.ndarray, head: int) -> None:  
     b0 = 4 * n + 4
     _gg_standard_block(state, prm, o, y, yb, n, w[b0:b0 + m], w[b0 + m:b0 + 2 * m],
                        w[b0 + 2 * m:b0 + 3 * m], w[b0 + 3 * m:b0 + 4 * m], acc)
-    if mode == 0.0:      # remove: from P0
-        for i in range(n):
-            x[i] = abs(y[i] - d)
-        pow_block(x, xb, n, prm, o)
-        for i in range(n):
-            out[i] = xb[i] - yb[i]
-    elif mode == 1.0:    # add: -loss from Q0
-        for i in range(n):
-            x[i] = abs(y[i] + d)
-        pow_block(x, xb, n, prm, o)
-        for i in range(n):
-            out[i] = xb[i] - yb[i]
-    elif mode == 2.0:    # subsampled remove: from P0 w.p. q, else Q0
-        from_p = acc  # reuse as 0/1 flags (m >= n)
+    # |y - d| from P0 (remove; subsampled remove w.p. q), |y + d| = |y - (-d)| from Q0
+    # (IEEE: y - (-d) is y + d exactly); one power pass for every mode
+    mix = mode == 2.0    # subsampled remove: from P0 w.p. q, else Q0
+    from_p = acc         # reused as 0/1 flags (m >= n)
+    if mix:
         for i in range(n):
             from_p[i] = uniform_aux(state) < q
         for i in range(n):
             x[i] = abs(y[i] - d) if from_p[i] else abs(y[i] + d)
-        pow_block(x, xb, n, prm, o)
+    else:
+        dd = d if mode == 0.0 else -d
         for i in range(n):
-            loss = xb[i] - yb[i] if from_p[i] else yb[i] - xb[i]
-            out[i] = subsampled_loss(loss, q)
-    else:                # subsampled add: -phi(loss) from Q0
+            x[i] = abs(y[i] - dd)
+    pow_block(x, xb, n, prm, o)
+    if mode < 2.0:       # remove: loss from P0; add: -loss from Q0 (the same expression)
         for i in range(n):
-            x[i] = abs(y[i] + d)
-        pow_block(x, xb, n, prm, o)
+            out[i] = xb[i] - yb[i]
+    else:                # subsampled remove: phi(loss); subsampled add: -phi(loss) from Q0
+        neg = mode == 3.0
         for i in range(n):
-            out[i] = -subsampled_loss(yb[i] - xb[i], q)
+            loss = xb[i] - yb[i] if (mix and from_p[i]) else yb[i] - xb[i]
+            r = subsampled_loss(loss, q)
+            out[i] = -r if neg else r

@@ -7,9 +7,11 @@ out)`` writes ``len(out)`` i.i.d. privacy-loss samples.  Each family's
 of its canonical pair (a string: ``"gaussian"``, ``"laplace"``, ``"gg"``,
 ``"two_point"``, ``"table"``, or an :class:`~sampledprv.mechanisms.additive.AdditiveNoise`
 description, whose fill :func:`_additive_fill` makes on first use) and gives its
-parameters; :func:`kind_fill` returns the fill of that kind only.  Each fill is its own function, so the kernel that calls it
-compiles (and is cached on disk) per kind: a process that samples Gaussians never
-compiles the Generalized Gaussian block sampler (cold start).  The random
+parameters; :func:`kind_fill` returns the fill of that kind only.  Each fill is its own
+function, compiled on the first use of its kind and cached on disk under its own name
+(``_fill_<kind>``; the sampling kernel calls it by address, see
+:mod:`sampledprv.sampled.histograms._fill_call`): a process that samples Gaussians
+never compiles the Generalized Gaussian block sampler (cold start).  The random
 numbers each kind consumes are those of the former single fill (one branch of it), so
 histograms are bit-identical to it for a given seed.
 
@@ -52,7 +54,8 @@ than one coordinate (see :mod:`sampledprv.gg.dimension`).  ``GGNMax`` is sampled
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, List, Optional, Tuple
+import types
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from numba import njit
@@ -62,7 +65,7 @@ from ...mechanisms.additive import AdditiveNoise
 from ...mechanisms.base import Direction, as_direction
 from ...mechanisms.registry import family_of
 from .rng import exponential, normal, random_sign, uniform, uniform_aux, uniform_open
-from ._ggblock import gg_loss_block
+from ._ggblock import GG_HEAD, gg_fill
 from .samplers import gg_draw, gg_setup, pow_code, subsampled_loss
 
 __all__ = ["builtin_params", "builtin_source", "kind_fill", "kind_of_fill", "SAMPLER_KINDS",
@@ -72,7 +75,7 @@ __all__ = ["builtin_params", "builtin_source", "kind_fill", "kind_of_fill", "SAM
 KIND_CODES: Dict[str, float] = {"gaussian": 0.0, "laplace": 1.0, "gg": 2.0,
                                 "two_point": 3.0, "table": 4.0}
 MODE_REMOVE, MODE_ADD, MODE_SUB_REMOVE, MODE_SUB_ADD, MODE_SYM = 0.0, 1.0, 2.0, 3.0, 4.0
-_HEAD = 6  # params[0:6] = kind, mode, q, a, b, unused; kind parameters from params[6]
+_HEAD = GG_HEAD  # params[0:6] = kind, mode, q, a, b, unused; kind parameters from params[6]
 
 
 def _gg_kind_params(kp: List[float]) -> List[float]:
@@ -268,76 +271,87 @@ def _fast_laplace(state, prm, out):  # pragma: no cover - numba
     return True
 
 
-@njit(inline="always")
-def _fast_gg(state, prm, out):  # pragma: no cover - numba
-    # every mode but the symmetrized one: block-vectorized
-    gg_loss_block(state, prm, out, _HEAD)
-    return True
+# ---- the fills of a kind: module-level templates, copied per kind ----------------------
+# Each kind's fill is a copy of one of these templates whose globals ``loss`` / ``fast`` /
+# ``positive_member_loss`` are that kind's (:func:`_jit_copy`), with its own qualified
+# name: Numba caches a function on disk by file and qualified name, so every kind's fill
+# has its own cache entry and a warm process loads it instead of compiling it.
+def _fill_template(state, prm, out):  # pragma: no cover - numba
+    if fast(state, prm, out):  # noqa: F821 - a global of each copy
+        return
+    mode = prm[1]
+    q = prm[2]
+    sub = mode >= MODE_SUB_REMOVE
+    negate = mode == MODE_ADD or mode == MODE_SUB_ADD
+    mix = mode == MODE_SUB_REMOVE
+    always_p = mode == MODE_REMOVE
+    for i in range(out.shape[0]):
+        from_p = always_p
+        if mix:
+            from_p = uniform_aux(state) < q
+        y = loss(state, prm, from_p)  # noqa: F821 - a global of each copy
+        if sub:
+            y = subsampled_loss(y, q)
+        out[i] = -y if negate else y
 
 
-def make_fill(loss: Callable, fast: Callable = _fast_none,
-              generic: bool = True) -> Tuple[Callable, Callable]:
-    r"""The fills ``(fill, fill_sym)`` of a sampler kind: ``fill(state, prm, out)`` for the
-    remove, add and subsampled modes, ``fill_sym`` for the symmetrized mode.
+def _positive_member_loss_template(state, prm, q, mixed):  # pragma: no cover - numba
+    r"""A draw of :math:`\ell_q(x)` conditioned on ``> 0``: ``x`` from the member's
+    ``P*`` (``mixed``) or ``Q*``."""
+    while True:
+        from_p = uniform_aux(state) < q if mixed else False
+        y = subsampled_loss(loss(state, prm, from_p), q)  # noqa: F821 - a global
+        if y > 0.0:
+            return y
+
+
+def _fill_sym_template(state, prm, out):  # pragma: no cover - numba
+    q = prm[2]
+    a = prm[3]
+    b = prm[4]
+    for i in range(out.shape[0]):
+        u = uniform(state)
+        first = u < a       # a run-time bool: one compiled signature, not two literals
+        if first:
+            out[i] = positive_member_loss(state, prm, q, first)  # noqa: F821 - a global
+        elif u < a + b:
+            out[i] = -positive_member_loss(state, prm, q, first)  # noqa: F821
+        else:
+            out[i] = 0.0
+
+
+def _jit_copy(template: Callable, qualname: str, cache: bool, **glb: Any) -> Callable:
+    """A jitted copy of ``template`` with the globals ``glb`` added and its own
+    qualified name (its own on-disk cache entry when ``cache``)."""
+    g = dict(template.__globals__)
+    g.update(glb)
+    func = types.FunctionType(template.__code__, g, template.__name__,
+                              template.__defaults__, template.__closure__)
+    func.__module__ = template.__module__
+    func.__doc__ = template.__doc__
+    func.__qualname__ = qualname
+    return njit(cache=cache)(func)
+
+
+def make_fill(name: str, loss: Callable, fast: Callable = _fast_none,
+              cache: bool = True) -> Tuple[Callable, Callable]:
+    r"""The fills ``(fill, fill_sym)`` of the sampler kind ``name``: ``fill(state, prm,
+    out)`` for the remove, add and subsampled modes, ``fill_sym`` for the symmetrized mode.
 
     ``loss(state, prm, from_p)`` draws one privacy loss :math:`\ell(x)` of the canonical
     pair with :math:`x \sim P_0` (``from_p``) or :math:`Q_0`; ``fast(state, prm, out)``
-    may fill ``out`` itself for some modes (returning ``True``); with ``generic=False``
-    it fills every mode, and the per-draw loop is not compiled.  The mode branches are
+    may fill ``out`` itself for some modes (returning ``True``).  The mode branches are
     constant over a run (perfectly predicted).  The symmetrized mode (fixed-size batches
     under substitution, rare) is a kind of its own (``<kind>_sym``), so the common
-    kernels do not compile it: compile time is what a cold start pays.
+    fills do not compile it: compile time is what a cold start pays.  Each fill is
+    compiled on its first use only, and cached on disk under ``_fill_<name>`` when
+    ``cache``.
     """
-    @njit
-    def positive_member_loss(state, prm, q, mixed):  # pragma: no cover - numba
-        r"""A draw of :math:`\ell_q(x)` conditioned on ``> 0``: ``x`` from the member's
-        ``P*`` (``mixed``) or ``Q*``."""
-        while True:
-            from_p = uniform_aux(state) < q if mixed else False
-            y = subsampled_loss(loss(state, prm, from_p), q)
-            if y > 0.0:
-                return y
-
-    @njit
-    def fill_sym(state, prm, out):  # pragma: no cover - numba
-        q = prm[2]
-        a = prm[3]
-        b = prm[4]
-        for i in range(out.shape[0]):
-            u = uniform(state)
-            first = u < a       # a run-time bool: one compiled signature, not two literals
-            if first:
-                out[i] = positive_member_loss(state, prm, q, first)
-            elif u < a + b:
-                out[i] = -positive_member_loss(state, prm, q, first)
-            else:
-                out[i] = 0.0
-
-    if not generic:
-        @njit
-        def fill_fast(state, prm, out):  # pragma: no cover - numba
-            fast(state, prm, out)
-        return fill_fast, fill_sym
-
-    @njit
-    def fill(state, prm, out):  # pragma: no cover - numba
-        if fast(state, prm, out):
-            return
-        mode = prm[1]
-        q = prm[2]
-        sub = mode >= MODE_SUB_REMOVE
-        negate = mode == MODE_ADD or mode == MODE_SUB_ADD
-        mix = mode == MODE_SUB_REMOVE
-        always_p = mode == MODE_REMOVE
-        for i in range(out.shape[0]):
-            from_p = always_p
-            if mix:
-                from_p = uniform_aux(state) < q
-            y = loss(state, prm, from_p)
-            if sub:
-                y = subsampled_loss(y, q)
-            out[i] = -y if negate else y
-
+    pml = _jit_copy(_positive_member_loss_template, f"_positive_member_loss_{name}", cache,
+                    loss=loss)
+    fill_sym = _jit_copy(_fill_sym_template, f"_fill_{name}_sym", cache,
+                         positive_member_loss=pml)
+    fill = _jit_copy(_fill_template, f"_fill_{name}", cache, loss=loss, fast=fast)
     return fill, fill_sym
 
 
@@ -349,13 +363,20 @@ def _with_sym(kinds: Dict[str, Tuple[Callable, Callable]]) -> Dict[str, Callable
     return out
 
 
-#: sampler kind -> its fill (each compiled on first use, with its kernel)
+def _gg_fills() -> Tuple[Callable, Callable]:
+    # every mode but the symmetrized one is the block sampler itself (no wrapper: each
+    # level of calls is optimized again by LLVM when the caller compiles)
+    _, fill_sym = make_fill("gg", _loss_gg)
+    return gg_fill, fill_sym
+
+
+#: sampler kind -> its fill (each compiled on first use, and cached on disk)
 SAMPLER_KINDS: Dict[str, Callable] = _with_sym({
-    "gaussian": make_fill(_loss_gaussian, _fast_gaussian),
-    "laplace": make_fill(_loss_laplace, _fast_laplace),
-    "gg": make_fill(_loss_gg, _fast_gg, generic=False),   # the block path: every mode
-    "two_point": make_fill(_loss_two_point),
-    "table": make_fill(_loss_table),
+    "gaussian": make_fill("gaussian", _loss_gaussian, _fast_gaussian),
+    "laplace": make_fill("laplace", _loss_laplace, _fast_laplace),
+    "gg": _gg_fills(),                                  # the block path: every mode
+    "two_point": make_fill("two_point", _loss_two_point),
+    "table": make_fill("table", _loss_table),
 })
 
 
@@ -389,7 +410,10 @@ def _additive_fill(noise: AdditiveNoise) -> Callable:
             return logpdf(z) - logpdf(z - d)
         return logpdf(z + d) - logpdf(z)
 
-    fills = _with_sym({noise.name: make_fill(loss)})
+    # cached on disk only for the package's own noises (Numba's cache does not see edits
+    # of a user's log-density; the package's are covered by its source digest)
+    own = getattr(noise.logpdf, "__module__", "").startswith("sampledprv.")
+    fills = _with_sym({noise.name: make_fill(noise.name, loss, cache=own)})
     _ADDITIVE[noise.name] = noise
     SAMPLER_KINDS.update(fills)
     return fills[noise.name]

@@ -2,7 +2,8 @@ r"""Exact Numba samplers for noise distributions and Poisson-subsampling mixture
 
 All samplers are ``numba.njit`` functions whose first argument is an xoshiro256++
 state (see :mod:`sampledprv.sampled.draws.rng`); they can be called from user ``njit`` code
-and are inlined into the fused kernels of :mod:`sampledprv.sampled.histograms.kernels`.
+and are inlined into the fills that the kernels of
+:mod:`sampledprv.sampled.histograms.kernels` call.
 
 Generalized Gaussian
 --------------------
@@ -111,7 +112,7 @@ def gg_setup(beta: float) -> np.ndarray:
     beta = float(beta)
     if not (beta >= 1.0 and math.isfinite(beta)):
         raise ValueError(f"beta must be a finite number >= 1, got {beta!r}")
-    c = _gg_consts(beta)
+    c = _gg_consts.py_func(beta)     # plain Python: nothing to compile (same libm calls)
     c[7] = _pow_code(beta, c[5])
     return c
 

@@ -1,18 +1,20 @@
-"""Progress indication while a Numba kernel compiles, with an estimate of how long.
+"""Progress indication while Numba compiles a sampler, with an estimate of how long.
 
-The sampling kernels compile per sampler kind on first use and are then cached on disk
-(:mod:`sampledprv.sampled.histograms.kernels`); kernels of user fills compile once per
-process.  A silent pause looks like a hang, so :func:`compiling` shows, before a call
-that will compile (and only then):
+The sampling kernel (one for every source) and the fill of each built-in sampler kind
+compile on first use and are then cached on disk
+(:mod:`sampledprv.sampled.histograms.kernels`); user fills compile once per process.
+A silent pause looks like a hang, so :func:`compiling` shows, before a call that will
+compile (and only then):
 
 * a tqdm bar on ``stderr`` counting the elapsed seconds against the estimate, when
   progress bars are on (``progress=True``, or ``None`` and ``stderr`` is a terminal);
 * otherwise one line, ``sampledprv: compiling <what> (about N s, ...)...``.
 
-The estimate is honest rather than fixed: the CPU seconds each kernel took to compile on
-a reference core (:data:`COMPILE_CPU_S`, measured; the ``key`` of a kind), scaled by how
-busy the machine is (the 1-minute load average per core, at least 1).  When compilation
-runs past the estimate the bar's total grows with it.
+The estimate is honest rather than fixed: the CPU seconds each piece took to compile on
+a reference core (:data:`COMPILE_CPU_S`, measured; the ``key`` of a kind), added over
+the pieces that will compile and scaled by how busy the machine is (the 1-minute load
+average per core, at least 1).  When compilation runs past the estimate the bar's total
+grows with it.
 """
 
 from __future__ import annotations
@@ -22,17 +24,18 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Tuple, Union
 
 __all__ = ["will_compile", "announce_compile", "compiling", "estimate_seconds",
            "COMPILE_CPU_S"]
 
-#: CPU seconds to compile one sampling kernel (and the samplers it calls) on one core
-#: of the reference machine (2-core Intel Xeon, Numba 0.68), per sampler kind (the
-#: CPU-time columns of ``benchmarks/bench_cold_start.py``); ``"user"`` (also used for
-#: additive-noise families) for a kernel around a user fill.
-COMPILE_CPU_S = {"gaussian": 5.0, "laplace": 5.0, "gg": 25.0, "two_point": 5.0,
-                 "table": 5.0, "user": 5.0}
+#: CPU seconds to compile, in a fresh process, the fill of each sampler kind (with the
+#: samplers it calls; ``"<kind>_sym"`` counts as its kind), ``"kernel"`` for the one
+#: sampling kernel, and ``"user"`` (also used for additive-noise families) for a user's
+#: fill, on one core of the reference machine (2-core Intel Xeon, Numba 0.68, measured
+#: under load 13: an upper end).
+COMPILE_CPU_S = {"gaussian": 1.5, "laplace": 1.5, "gg": 6.0, "two_point": 1.0,
+                 "table": 1.0, "user": 2.0, "kernel": 1.0}
 
 _announced: set[int] = set()
 
@@ -73,7 +76,10 @@ def _busy_factor() -> float:
 def estimate_seconds(key: str) -> float:
     """Expected wall seconds to compile the kernel ``key`` (a sampler kind or ``"user"``)
     on this machine now."""
-    return COMPILE_CPU_S.get(key, COMPILE_CPU_S["user"]) * _busy_factor()
+    cpu = COMPILE_CPU_S.get(key)
+    if cpu is None:                 # "<kind>_sym" as its kind; others as a user fill
+        cpu = COMPILE_CPU_S.get(key.removesuffix("_sym"), COMPILE_CPU_S["user"])
+    return cpu * _busy_factor()
 
 
 def _show_bar(progress: Optional[bool]) -> bool:
@@ -89,30 +95,34 @@ def _show_bar(progress: Optional[bool]) -> bool:
 
 
 @contextlib.contextmanager
-def compiling(dispatcher: Any, what: str, key: str, *, cached: bool = True,
-              progress: Optional[bool] = None) -> Iterator[None]:
+def compiling(dispatcher: Any, what: str, key: Union[str, Tuple[str, ...]], *,
+              cached: bool = True, progress: Optional[bool] = None) -> Iterator[None]:
     """Context of a call that may compile ``dispatcher``: shows progress if it will.
 
     Parameters
     ----------
     dispatcher
-        The Numba dispatcher about to be called.
+        The Numba dispatcher about to be called, or a tuple of those the call needs.
     what : str
         What compiles, for the message (``"the gaussian sampling kernel"``).
-    key : str
-        Entry of :data:`COMPILE_CPU_S` giving the estimate.
+    key : str or tuple of str
+        Entry of :data:`COMPILE_CPU_S` giving the estimate; one per dispatcher for a
+        tuple (the estimate adds those of the dispatchers that will compile).
     cached : bool
         Whether the result is cached on disk (said in the message).
     progress : bool or None
         ``True``/``False`` force the bar on/off; ``None``: a bar when ``stderr`` is a
         terminal, else one line.
     """
-    key_id = id(dispatcher)
-    if key_id in _announced or not will_compile(dispatcher):
+    many = isinstance(dispatcher, tuple)
+    ds = dispatcher if many else (dispatcher,)
+    keys = key if isinstance(key, tuple) else (key,) * len(ds)
+    todo = [(d, k) for d, k in zip(ds, keys) if id(d) not in _announced and will_compile(d)]
+    if not todo:
         yield
         return
-    _announced.add(key_id)
-    est = estimate_seconds(key)
+    _announced.update(id(d) for d, _ in todo)
+    est = sum(estimate_seconds(k) for _, k in todo)
     where = "cached on disk afterwards" if cached else "once per process"
     if not _show_bar(progress):
         print(f"sampledprv: compiling {what} (first use, about {est:.0f} s; {where})...",

@@ -35,7 +35,7 @@ Sources (the ``mechanism`` argument).
      drawn with the :class:`numpy.random.Generator` ``rng``: the fallback path, run
      chunked and vectorized in numpy (single-threaded; ``n_threads`` is ignored).
 
-   Jitted fills run inside the parallel kernel: they must be thread-safe (no global
+   Jitted fills run on several threads at once: they must be thread-safe (no global
    mutable state) and must not depend on ``len(out)`` beyond filling it (the kernel
    calls them on blocks of :data:`BLOCK` samples).  ``nan`` from a source stops the
    run with :class:`ValueError` naming the source, direction, stream and draw; the
@@ -58,30 +58,37 @@ imported libraries).  The chunk loop runs in Python between kernel calls, so Ctr
 stops a run within one chunk (milliseconds), and a tqdm progress bar reports
 progress.
 
-Compilation.  One kernel body (:func:`_kernel_template`, and its serial twin) is
-specialized per source: for each built-in sampler kind (``"gaussian"``, ``"gg"``, ...,
-:mod:`sampledprv.sampled.draws._mechloss`) a copy whose global ``fill`` is that kind's
-fill, compiled on the first use of that kind only and cached on disk (``cache=True``,
-one cache entry per kind and threading mode); kernels of user fills compile once per
-process.  While a kernel compiles, :mod:`._compile_notice` shows a bar (or a line) with
-an estimate.  Numba's cache does not track dependencies across files:
-:mod:`sampledprv.sampled._numba_cache` deletes every cached kernel of the package when any of
-its source files changed.
+Compilation.  One kernel, :func:`_kernel`, serves every source: it calls the source's
+fill through the address of the fill's compiled code (:mod:`._fill_call`), so it does not
+link the fill's code into its own (Numba would optimize and emit that code again for
+the kernel).  The kernel compiles once and is cached on disk; a built-in sampler kind's
+fill (``"gaussian"``, ``"gg"``, ..., :mod:`sampledprv.sampled.draws._mechloss`) compiles
+on the first use of that kind only, alone, and is cached on disk too; a user's fill
+compiles once per process.  Several threads are Python threads running the kernel at
+once (it releases the GIL) on disjoint streams, not a Numba parallel loop, whose
+compilation would cost seconds more.  While anything compiles, :mod:`._compile_notice`
+shows a bar (or a line) with an estimate.  Numba's cache does not track dependencies
+across files: :mod:`sampledprv.sampled._numba_cache` deletes every cached kernel of the
+package when any of its source files changed.
 """
 
 from __future__ import annotations
 
-import types
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any, Callable
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
+from numba.core.caching import NullCache
 from numba.core.registry import CPUDispatcher
 
 from ... import mechanisms as M
 from ._compile_notice import compiling
+from ._fill_call import call_fill, fill_address
 from ..draws._mechloss import builtin_source, kind_fill, kind_of_fill
 from ..draws.hooks import LOSS_SAMPLER, find_hook
 from ..draws.rng import seed_states
@@ -96,67 +103,35 @@ NUM_STREAMS = 256          #: logical random streams per run (fixed: reproducibi
 BLOCK = 1024               #: draws per call of a source's fill function
 
 
-def _kernel_template(params, states, remaining, done, per_stream, lo, h, hist, extra,
-                     nan_at):  # pragma: no cover - numba
-    """Advance every stream by up to ``per_stream`` draws (a multiple of BLOCK).
+@njit(cache=True, nogil=True)
+def _kernel(addr, params, states, remaining, done, per_stream, lo, h, hist, extra, nan_at,
+            first, step, row):  # pragma: no cover - numba
+    """Advance the streams ``first, first + step, ...`` by up to ``per_stream`` draws each
+    (a multiple of BLOCK), counting into row ``row`` of ``hist`` and ``extra``.
 
-    Thread ``t`` owns streams ``t, t + T, ...`` and histogram row ``t``; ``nan_at[s]``
-    records the index (within stream ``s``) of the first NaN loss.  ``fill`` is a global
-    of each copy of this function (:func:`_specialize`): one kernel per source.
-    """
-    n_thr = hist.shape[0]
-    n_str = states.shape[0]
-    bins = hist.shape[1]
-    inv_h = 1.0 / h
-    for t in prange(n_thr):
-        buf = np.empty(BLOCK)
-        idx = np.empty(BLOCK, dtype=np.int64)
-        # thread-local copies: no shared reference counts or cache lines in hot loops
-        prm = params.copy()
-        local = states[0:1].copy()
-        st = local[0]
-        for s in range(t, n_str, n_thr):
-            m = min(remaining[s], per_stream)
-            local[0] = states[s]
-            k0 = 0
-            while k0 < m:
-                k = min(BLOCK, m - k0)
-                out = buf[:k]
-                fill(st, prm, out)  # noqa: F821 - a global of each specialized copy
-                _bin_index(out, k, lo, h, inv_h, bins, idx)
-                first_nan = _count(idx, k, hist, t, extra)
-                if first_nan >= 0 and nan_at[s] < 0:
-                    nan_at[s] = done[s] + k0 + first_nan
-                k0 += k
-            states[s] = local[0]
-            remaining[s] -= m
-            done[s] += m
-
-
-def _kernel_serial_template(params, states, remaining, done, per_stream, lo, h, hist, extra,
-                            nan_at):  # pragma: no cover - numba
-    """:func:`_kernel_template` on the calling thread only (``hist`` has one row).
-
-    Used when one thread is asked for (shards run by executors and Dask workers): it
-    never touches Numba's threading layer, so it is safe in forked processes and in
-    several Python threads at once.  Same streams, same blocks, same counts.
+    ``addr`` is the address of the source's fill (:func:`._fill_call.fill_address`);
+    ``nan_at[s]`` records the index (within stream ``s``) of the first NaN loss.  The
+    kernel releases the GIL: ``T`` Python threads run it at once on the streams
+    ``t, t + T, ...`` (``first = row = t``, ``step = T``), each writing only its own
+    streams' entries and its own row.
     """
     bins = hist.shape[1]
     inv_h = 1.0 / h
     buf = np.empty(BLOCK)
     idx = np.empty(BLOCK, dtype=np.int64)
+    prm = params.copy()            # thread-local copies: no shared cache lines
     local = states[0:1].copy()
     st = local[0]
-    for s in range(states.shape[0]):
+    for s in range(first, states.shape[0], step):
         m = min(remaining[s], per_stream)
         local[0] = states[s]
         k0 = 0
         while k0 < m:
             k = min(BLOCK, m - k0)
             out = buf[:k]
-            fill(st, params, out)  # noqa: F821 - a global of each specialized copy
+            call_fill(addr, st, prm, out)
             _bin_index(out, k, lo, h, inv_h, bins, idx)
-            first_nan = _count(idx, k, hist, 0, extra)
+            first_nan = _count(idx, k, hist, row, extra)
             if first_nan >= 0 and nan_at[s] < 0:
                 nan_at[s] = done[s] + k0 + first_nan
             k0 += k
@@ -165,42 +140,34 @@ def _kernel_serial_template(params, states, remaining, done, per_stream, lo, h, 
         done[s] += m
 
 
-def _specialize(fill: Callable, parallel: bool, name: str | None) -> Callable:
-    """A jitted copy of the kernel template whose global ``fill`` is ``fill``.
-
-    The copy shares the template's code object (one body for every source) and gets its
-    own globals.  With a ``name`` (a built-in sampler kind) the copy is cached on disk
-    under the qualified name ``_kernel_<name>_<parallel|serial>``: Numba keys its cache by
-    file and qualified name, so each kind has its own cache entry and compiles only when
-    that kind is first used.  User fills (``name=None``) compile once per process: their
-    identity does not survive the process, so they are not cached.
-    """
-    template = _kernel_template if parallel else _kernel_serial_template
-    glb = dict(template.__globals__)
-    glb["fill"] = fill
-    func = types.FunctionType(template.__code__, glb, template.__name__,
-                              template.__defaults__, template.__closure__)
-    func.__module__ = template.__module__
-    func.__doc__ = template.__doc__
-    if name is not None:
-        func.__qualname__ = f"_kernel_{name}_{'parallel' if parallel else 'serial'}"
-        return njit(cache=True, parallel=parallel)(func)
-    return njit(parallel=parallel)(func)
+_POOL: list = [None, -1]           # [ThreadPoolExecutor, pid of its process]
+_POOL_LOCK = threading.Lock()
 
 
-@lru_cache(maxsize=None)
-def _builtin_kernel(kind: str, parallel: bool = True) -> Callable:
-    """The cached kernel of a built-in sampler kind (compiled on first use)."""
-    return _specialize(kind_fill(kind), parallel, kind)
+def _pool() -> ThreadPoolExecutor:
+    """The process's worker threads (made again after a ``fork``: threads do not survive it)."""
+    with _POOL_LOCK:
+        if _POOL[0] is None or _POOL[1] != os.getpid():
+            _POOL[0] = ThreadPoolExecutor(max_workers=numba.config.NUMBA_NUM_THREADS,
+                                          thread_name_prefix="sampledprv-kernel")
+            _POOL[1] = os.getpid()
+        return _POOL[0]
 
 
-@lru_cache(maxsize=None)
-def _chunk_kernel(fill: Callable, parallel: bool = True) -> Callable:
-    """The kernel of a user ``fill(state, params, out)`` (compiled once per process)."""
-    kind = kind_of_fill(fill)
-    if kind is not None:
-        return _builtin_kernel(kind, parallel)
-    return _specialize(fill, parallel, None)
+def _run_kernel(addr, params, states, remaining, done, per_stream, lo, h, hist, extra,
+                nan_at) -> None:
+    """One chunk: :func:`_kernel` on ``hist.shape[0]`` threads (the calling thread alone
+    for one row: no pool, nothing shared, safe after ``fork``)."""
+    n_thr = hist.shape[0]
+    if n_thr == 1:
+        _kernel(addr, params, states, remaining, done, per_stream, lo, h, hist, extra,
+                nan_at, 0, 1, 0)
+        return
+    futures = [_pool().submit(_kernel, addr, params, states, remaining, done, per_stream,
+                              lo, h, hist, extra, nan_at, t, n_thr, t)
+               for t in range(n_thr)]
+    for f in futures:
+        f.result()                 # re-raises an error of the fill
 
 
 @lru_cache(maxsize=None)
@@ -210,6 +177,11 @@ def _adapt_two_arg(fill: Callable) -> Callable:
     def fill3(state, params, out):  # pragma: no cover - numba
         fill(state, out)
     return fill3
+
+
+def _cached_fill(fill: Any) -> bool:
+    """Whether ``fill`` is cached on disk (the built-in kinds' fills)."""
+    return not isinstance(getattr(fill, "_cache", None), NullCache)
 
 
 def _is_jitted(f: Any) -> bool:
@@ -274,9 +246,10 @@ def loss_histogram(mechanism: Any, *, direction: str, n: int, lo: float, h: floa
         Draws per kernel call (rounded up to whole blocks of every stream); only
         affects how often progress is reported and how fast Ctrl-C responds.
     n_threads : int, optional
-        Threads of the compiled kernel (default: Numba's current setting).  ``1`` runs
-        a serial kernel that never uses Numba's threading layer (safe after ``fork`` and
-        from several Python threads at once), with the same counts.
+        Threads that run the compiled kernel (default: Numba's current setting, at most
+        ``NUMBA_NUM_THREADS``).  ``1`` runs it on the calling thread only (no thread
+        pool: safe after ``fork`` and from several Python threads at once).  The counts
+        are the same for every ``n_threads``.
     progress : bool, optional
         ``True``/``False`` force the tqdm bar on/off; ``None`` shows it only for runs
         expected to last more than about 2 seconds.
@@ -324,27 +297,25 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
     per_stream = -(-chunk_size // (NUM_STREAMS * BLOCK)) * BLOCK
     hist = np.zeros((n_threads, bins), dtype=np.int64)
     extra = np.zeros((n_threads, 5), dtype=np.int64)
-    kernel = _chunk_kernel(fill, n_threads > 1)
+    params = np.array(params, dtype=np.float64).reshape(-1)   # a writable C copy
     kind = kind_of_fill(fill)
     what = (f"the {kind} sampling kernel" if kind is not None
             else f"the sampling kernel of {type(mechanism).__name__}")
-    notice = compiling(kernel, what, kind or "user", cached=kind is not None,
-                       progress=progress)
+    notice = compiling((fill, _kernel), what, (kind or "user", "kernel"),
+                       cached=_cached_fill(fill), progress=progress)
     bar = Progress(progress, n, f"sampling {direction} losses")
-    old_threads = numba.get_num_threads()
-    if n_threads > 1:
-        numba.set_num_threads(n_threads)
     try:
         left = n
         while left > 0:
             if notice is not None:          # the first call may compile: show progress
                 with notice:
-                    kernel(params, states, remaining, done, per_stream, lo, h, hist, extra,
-                           nan_at)
+                    addr = fill_address(fill)
+                    _run_kernel(addr, params, states, remaining, done, per_stream, lo, h,
+                                hist, extra, nan_at)
                 notice = None
             else:
-                kernel(params, states, remaining, done, per_stream, lo, h, hist, extra,
-                       nan_at)
+                _run_kernel(addr, params, states, remaining, done, per_stream, lo, h, hist,
+                            extra, nan_at)
             if extra[:, _NAN].any():
                 s = int(np.flatnonzero(nan_at >= 0)[0])
                 raise ValueError(
@@ -355,8 +326,6 @@ def _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root, c
             bar.update(left - new_left)
             left = new_left
     finally:
-        if n_threads > 1:
-            numba.set_num_threads(old_threads)
         bar.close()
     tot = extra.sum(axis=0)
     return LossHistogram(hist.sum(axis=0), int(tot[_BELOW]), int(tot[_ABOVE]),
