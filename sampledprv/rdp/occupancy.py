@@ -30,15 +30,20 @@ from :math:`v_0 = \delta_{(a, 0, \dots, 0)}` ends in :math:`v_T((0, \dots, 0, a)
 the moment.  There are :math:`\binom{a+k}{k}` states and :math:`\binom{a+2k}{2k}`
 transitions per step (the pairs :math:`(n, m)`), so the cost is
 :math:`O(T\binom{a+2k}{2k})`; every term is non-negative (no cancellation), and each
-step is renormalised (its log-scale carried separately), so neither overflow nor
-underflow of the total can occur.
+state's value is kept as a logarithm, and the terms arriving in one state are summed
+by log-sum-exp shifted by their largest one, so nothing overflows; a term is lost to
+underflow only when it is below :math:`e^{-745}` times the largest term arriving in the
+same state, and paths that meet in a state have the same future, so such a term is
+negligible.  (Normalising a step across all states would not be sound: a path that is
+small now may collect the largest weights later.)
 
-**Round-off.**  Each transition weight is an exponential of a sum of at most
-:math:`2k + 2` logarithms of magnitude below about :math:`a(\log T + \max\log M)`, so
-its relative error is below :math:`10^{-13}` for every size this module accepts
-(:data:`MAX_TRANSITIONS`); the sums are of non-negative terms.  Over ``T`` steps the
-relative error of the moment is below :math:`2 T \cdot 10^{-13}`; callers round the
-logarithm up by :math:`10^{-11}\max(|x|, T)`, which covers it with a wide margin.
+**Round-off.**  Each log term of a step is a sum of at most :math:`2k + 4` rounded
+numbers of magnitude at most :math:`\Lambda` (the largest :math:`|\text{log term}|`
+met, tracked), so its absolute error is below :math:`(2k+4)\,\epsilon\,(1+\Lambda)`
+with :math:`\epsilon = 2^{-52}`; the log-sum-exp of non-negative terms adds a few
+:math:`\epsilon`, and the errors of ``T`` steps add.  The result is returned raised by
+:math:`8 (2k+8)\,T\,\epsilon\,(1+\Lambda)`, a margin of more than four times that
+bound (callers round up once more).
 """
 
 from __future__ import annotations
@@ -100,10 +105,15 @@ def _transitions(a: int, k: int) -> Tuple[np.ndarray, ...]:
             stayed.append(tuple(s[r] - m[r] for r in range(k)))
     start = index[tuple([a] + [0] * k)]
     end = index[tuple([0] * k + [a])]
-    return (np.array(src, dtype=np.intp), np.array(dst, dtype=np.intp),
-            np.array(cnt, dtype=np.intp), np.array(lb, dtype=np.float64),
-            np.array(moved, dtype=np.float64).reshape(-1, k),
-            np.array(stayed, dtype=np.float64).reshape(-1, k), len(states), start, end)
+    order = np.argsort(np.array(dst), kind="stable")      # grouped by destination
+    dst_sorted = np.array(dst, dtype=np.intp)[order]
+    # every state has an incoming transition (from itself with no movers): no empty group
+    heads = np.flatnonzero(np.r_[True, dst_sorted[1:] != dst_sorted[:-1]])
+    return (np.array(src, dtype=np.intp)[order], dst_sorted,
+            np.array(cnt, dtype=np.intp)[order], np.array(lb, dtype=np.float64)[order],
+            np.array(moved, dtype=np.float64).reshape(-1, k)[order],
+            np.array(stayed, dtype=np.float64).reshape(-1, k)[order], len(states), start,
+            end, heads)
 
 
 def occupancy_log_moment(log_m: np.ndarray, steps: int, selected: int) -> float:
@@ -126,14 +136,12 @@ def occupancy_log_moment(log_m: np.ndarray, steps: int, selected: int) -> float:
         raise ValueError(f"the exact occupancy moment at order {a}, selected={k}, steps={T} "
                          f"needs {T * transition_count(a, k):.3g} transition evaluations "
                          f"(limit {MAX_TRANSITIONS:.3g}); use a bound at this order")
-    src, dst, cnt, lb, moved, stayed, n_states, start, end = _transitions(a, k)
+    src, dst, cnt, lb, moved, stayed, n_states, start, end, heads = _transitions(a, k)
     base = lb + log_m[cnt]
-    top = float(np.max(base))
-    base = base - top                        # every column gains log-scale ``top``
     level = np.arange(k, dtype=np.float64)
-    v = np.zeros(n_states)
-    v[start] = 1.0
-    log_scale = 0.0
+    log_v = np.full(n_states, -np.inf)
+    log_v[start] = 0.0
+    largest = 0.0                            # largest |log term| met (round-off scale)
     for t in range(1, T + 1):
         remaining = T - t + 1
         need = k - level                     # elements still to come at each level
@@ -142,11 +150,20 @@ def occupancy_log_moment(log_m: np.ndarray, steps: int, selected: int) -> float:
         # whose product with a positive count underflows to weight 0 and with 0 is 0
         q = (remaining - need) / remaining
         log_q = np.where(q > 0.0, np.log(np.where(q > 0.0, q, 1.0)), -1e300)
-        w = np.exp(base + moved @ log_p + stayed @ log_q)
-        nv = np.bincount(dst, weights=v[src] * w, minlength=n_states)
-        s = float(nv.sum())
-        if not s > 0.0:
-            return -math.inf
-        log_scale += top + math.log(s)
-        v = nv / s
-    return float(log_scale + math.log(v[end])) if v[end] > 0 else -math.inf
+        lc = log_v[src] + base + moved @ log_p + stayed @ log_q
+        # log-sum-exp within each destination state, shifted by its largest term: paths
+        # that meet in one state have the same future, so a term below e^-745 of the
+        # largest one into its state is negligible (a global shift would not be: a path
+        # small now may collect the largest weights later)
+        top = np.maximum.reduceat(lc, heads)
+        finite = lc[lc > -1e200]             # not the -1e300 stand-ins of impossible moves
+        if finite.size:
+            largest = max(largest, float(np.max(np.abs(finite))))
+        safe = np.where(np.isfinite(top), top, 0.0)
+        sums = np.add.reduceat(np.exp(lc - np.repeat(safe, np.diff(np.r_[heads, lc.size]))),
+                               heads)
+        with np.errstate(divide="ignore"):
+            log_v = np.where(np.isfinite(top), safe + np.log(sums), -np.inf)
+    # round-off (module notes): each log term carries at most 2k + 4 rounded operations on
+    # numbers of magnitude <= largest, each step's log-sum-exp a few more; T steps
+    return float(log_v[end]) + 8.0 * (2 * k + 8) * T * 2.3e-16 * (1.0 + largest)
