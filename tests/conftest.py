@@ -10,6 +10,12 @@ sys.path.insert(0, os.path.dirname(__file__))
 #: per worker) and files are handed out in collection order, so these go first and the
 #: run does not end with one worker alone on a long file.  Order only; nothing is skipped.
 LONG_FILES = (
+    "test_docs.py", "test_interop_dp_accounting.py", "test_random_allocation.py",
+    "test_examples_gg.py", "test_cli.py", "test_gg_vector.py", "test_examples.py",
+    "test_calibration.py", "test_family_contract.py", "test_long_compositions.py",
+    "test_cold_start.py", "test_properties_analytic.py", "test_fixed_size_sampled.py",
+    "test_gg_dimension.py", "test_compose_regrid.py", "test_example_audit.py",
+    "test_concurrency.py", "test_docs_site.py",
 )
 
 

@@ -466,14 +466,21 @@ def test_ctrl_c_stops_cleanly_with_130():
 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
-    deadline = time.time() + TIMEOUT
-    while time.time() < deadline and "draw" not in "".join(seen) and proc.poll() is None:
-        time.sleep(0.2)
-    assert proc.poll() is None, "".join(seen)
-    assert "draw" in "".join(seen)            # a progress bar with counts (and ETA) appeared
-    time.sleep(1.0)                           # let the kernel run a few chunks
-    proc.send_signal(signal.SIGINT)
-    rc = proc.wait(timeout=120)
+    try:
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline and "draw" not in "".join(seen) and proc.poll() is None:
+            time.sleep(0.2)
+        assert proc.poll() is None, "".join(seen)
+        assert "draw" in "".join(seen)        # a progress bar with counts (and ETA) appeared
+        time.sleep(1.0)                       # let the kernel run a few chunks
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(timeout=120)
+    finally:
+        # a failed check must not leave 1e11 draws running on both cores for half an hour
+        # (a loaded run of the suite did: the rest of the suite then crawled)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=60)
     t.join(timeout=10)
     err = "".join(seen)
     assert rc == 130, err
