@@ -450,10 +450,14 @@ def test_ctrl_c_stops_cleanly_with_130():
          "gaussian sigma=1", "-c", "10", "--accountant", "sampled", "--n-samples", "1e5",
          "--no-progress"], capture_output=True, text=True, timeout=900)
     assert warm.returncode == 0, warm.stderr
+    # Ctrl-C as a terminal delivers it: SIGINT at its default disposition in the child even
+    # when the suite itself was started with SIGINT ignored (a background job, nohup), where
+    # Python would install no KeyboardInterrupt handler and the signal would be lost
     proc = subprocess.Popen(
         [sys.executable, "-m", "sampledprv", "epsilon", "--delta", "1e-5", "-m", "gaussian "
          "sigma=1", "-c", "10", "--accountant", "sampled", "--n-samples", "1e11",
-         "--progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         "--progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen: list[str] = []
 
     def reader() -> None:
