@@ -3,9 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
-# two worker processes (pytest-xdist): the suite is dominated by single-threaded work;
-# each file runs whole on one worker (module fixtures built once), the longest files first
-.venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder "$@"
+# two worker processes (pytest-xdist): the suite is dominated by single-threaded work
+.venv/bin/python -m pytest -q -n 2 "$@"
 # the whole suite already builds the site with --strict (tests/test_docs_site.py); build it
 # here only when the arguments may have left that test out
 if [ -f mkdocs.yml ] && [ $# -gt 0 ]; then
