@@ -38,7 +38,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Tuple
 
-
 from .core import validation as v
 from .core.advice import AdvisedError, Remedy
 from .core.interval import Interval
