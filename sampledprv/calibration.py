@@ -38,8 +38,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from scipy.optimize import brentq
-
 from .core import validation as v
 from .core.advice import AdvisedError, Remedy
 from .core.interval import Interval
@@ -353,6 +351,7 @@ def _solve_estimate(ev: _Evaluations, lo: float, hi: float, rtol: float) -> floa
     """Stage 2: Brent's method on ``u -> est(e^u) - target`` over the bracket."""
     if ev.estimate(lo) <= ev.target:
         return lo
+    from scipy.optimize import brentq  # noqa: PLC0415 - slow to import (CLI start-up); lazy
     la, lb, to_x = _log_var(lo, hi)
     u = brentq(lambda t: ev.estimate(to_x(t)) - ev.target, la, lb, xtol=rtol / 4,
                rtol=1e-12, maxiter=100)
@@ -377,6 +376,7 @@ def _certify(ev: _Evaluations, x: float, rtol: float) -> float:
         factor = ratio ** (1.0 / kappa) if math.isfinite(ratio) else 2.0
         x = min(x * max(factor, 1.0 + rtol / 2), ev.x_max)
     if fail is not None:
+        from scipy.optimize import brentq  # noqa: PLC0415 - slow to import; lazy
         la, lb, to_x = _log_var(fail, x)
         try:
             brentq(lambda t: ev(to_x(t)).upper - ev.target, la, lb, xtol=rtol / 4,

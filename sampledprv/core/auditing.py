@@ -40,8 +40,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-from scipy import stats
-from scipy.optimize import brentq
 
 from .tradeoff import tradeoff_curve
 
@@ -58,6 +56,7 @@ def clopper_pearson(k: int, n: int, significance: float, side: str) -> float:
     ``significance``."""
     if not 0 <= k <= n or n <= 0:
         raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
+    from scipy import stats  # noqa: PLC0415 - scipy.stats is slow to import; keep it lazy
     if side == "upper":
         return 1.0 if k >= n else float(stats.beta.ppf(1.0 - significance, k + 1, n - k))
     if side == "lower":
@@ -168,6 +167,7 @@ def one_run_p_value(m: int, guesses: int, correct: int, epsilon: float,
     :math:`(\varepsilon, \delta)`-DP: :math:`\beta + 2 m \delta \max_{i \ge 1}
     (P[W \ge v - i] - \beta)/i` with :math:`W \sim \mathrm{Bin}(r, e^\varepsilon /
     (1 + e^\varepsilon))` and :math:`\beta = P[W \ge v]`."""
+    from scipy import stats  # noqa: PLC0415 - scipy.stats is slow to import; keep it lazy
     p = 1.0 / (1.0 + math.exp(-epsilon))
     beta = float(stats.binom.sf(correct - 1, guesses, p))
     if delta == 0.0 or correct <= 0:
@@ -190,6 +190,7 @@ def _one_run_epsilon(m: int, guesses: int, correct: int, significance: float,
         hi *= 2.0
         if hi > 1e3:
             return math.inf
+    from scipy.optimize import brentq  # noqa: PLC0415 - slow to import (CLI start-up); lazy
     return float(brentq(f, hi / 2.0 if hi > 1.0 else 0.0, hi, xtol=1e-6))
 
 
