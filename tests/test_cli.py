@@ -1,4 +1,11 @@
-"""The command line, driven as a subprocess: outputs parsed, exit codes 0/1/2/130 checked."""
+"""The command line: outputs parsed, exit codes 0/1/2/130 checked.
+
+Most tests call ``sampledprv.cli.main`` in this process (``cli_inprocess.run``: stdout,
+stderr and the exit code as a subprocess would give them, without a second of interpreter
+start-up each); the tests marked "real process" run ``python -m sampledprv`` (or the
+console script) as a subprocess: the ``-m`` entry with exit codes 0, 1 and 2, Ctrl-C
+(130) and ``--version``.
+"""
 
 from __future__ import annotations
 
@@ -13,22 +20,14 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
+from cli_inprocess import TIMEOUT, run, run_process
 
 import sampledprv as sp
+import sampledprv.cli
 
 DPSGD = "subsampled-gaussian sigma=1 q=0.01"
-TIMEOUT = 900   # sampled runs in a fresh process may JIT-compile the Numba kernels first
-
-
-def run(*args: str, cwd: Path | None = None, timeout: float = TIMEOUT,
-        input: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env.pop("SAMPLEDPRV_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "sampledprv", *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=cwd, env=env, input=input)
 
 
 def ok_json(*args: str, **kw) -> dict:
@@ -37,9 +36,10 @@ def ok_json(*args: str, **kw) -> dict:
     return json.loads(p.stdout)
 
 
-def bad(*args: str, **kw) -> str:
-    """Run expecting exit code 2; returns stderr (which must not be a traceback)."""
-    p = run(*args, **kw)
+def bad(*args: str, process: bool = False, **kw) -> str:
+    """Run expecting exit code 2 (in a real ``python -m sampledprv`` process if
+    ``process``); returns stderr (which must not be a traceback)."""
+    p = (run_process if process else run)(*args, **kw)
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
     assert "Traceback" not in p.stderr
     assert p.stdout == ""
@@ -64,7 +64,7 @@ COMMANDS = ["epsilon", "delta", "calibrate", "plan", "validate", "curve"]
 
 
 def test_help_teaches():
-    p = run("--help")
+    p = run_process("--help")                         # real process: python -m, exit 0
     assert p.returncode == 0
     for c in COMMANDS:
         assert c in p.stdout
@@ -96,7 +96,8 @@ def test_console_script_installed():
 # ---- epsilon / delta -------------------------------------------------------------------------
 
 def test_epsilon_table_matches_library():
-    p = run("epsilon", "--delta", "1e-5", "1e-6", "--mechanism", DPSGD, "--count", "1000")
+    # real process: python -m sampledprv computes and exits 0
+    p = run_process("epsilon", "--delta", "1e-5", "1e-6", "--mechanism", DPSGD, "--count", "1000")
     assert p.returncode == 0, p.stderr
     rows = table_rows(p.stdout, "delta")
     assert [r[0] for r in rows] == ["1e-05", "1e-06"]
@@ -247,8 +248,9 @@ def test_bad_config_exits_2(tmp_path, name, content, needle):
 
 
 def test_missing_config_exits_2(tmp_path):
+    # real process: a usage error of ours exits 2
     assert "does not exist" in bad("epsilon", "--delta", "1e-5", "--config",
-                                   str(tmp_path / "nope.toml"))
+                                   str(tmp_path / "nope.toml"), process=True)
 
 
 def test_sampled_config(tmp_path):
@@ -315,7 +317,7 @@ def test_calibrate_unreachable_target_exits_2():
 
 
 def test_calibrate_requires_target():
-    err = bad("calibrate", "-m", "gaussian")
+    err = bad("calibrate", "-m", "gaussian", process=True)   # real process: exits 2
     assert "--epsilon" in err
 
 
@@ -367,8 +369,8 @@ def test_validate_pass_and_fail_exit_codes():
                   "--no-progress")
     assert out["passed"] is True and set(out["per_direction"]) == {"remove", "add"}
     assert 0 <= out["pvalue"] <= 1 and out["n_samples"] == 30000
-    # a level no honest p-value can meet: the check reports FAIL and exits 1
-    p = run("validate", "-m", "subsampled-laplace scale=1 q=0.2", "--n-samples", "3e4",
+    # a level no honest p-value can meet: the check reports FAIL and exits 1 (real process)
+    p = run_process("validate", "-m", "subsampled-laplace scale=1 q=0.2", "--n-samples", "3e4",
             "--level", "0.999999", "--no-progress")
     assert p.returncode == 1, p.stderr
     assert "FAIL" in p.stdout and "reject" in p.stderr
@@ -429,13 +431,12 @@ def test_curve_bad_input(args, needle):
 
 # ---- internal errors and Ctrl-C ----------------------------------------------------------------
 
-def test_internal_error_exits_1():
-    code = ("import sys, sampledprv.cli as c\n"
-            "def boom(args): raise RuntimeError('simulated failure')\n"
-            "c.cmd_epsilon = boom\n"
-            "sys.exit(c.main(['epsilon', '--delta', '1e-5', '-m', 'gaussian sigma=1']))\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=TIMEOUT)
+def test_internal_error_exits_1(monkeypatch):
+    def boom(args):
+        raise RuntimeError("simulated failure")
+
+    monkeypatch.setattr(sampledprv.cli, "cmd_epsilon", boom)
+    p = run("epsilon", "--delta", "1e-5", "-m", "gaussian sigma=1")
     assert p.returncode == 1
     assert "internal error: RuntimeError: simulated failure" in p.stderr
     assert "--debug" in p.stderr and "Traceback" not in p.stderr
@@ -445,10 +446,9 @@ def test_internal_error_exits_1():
 def test_ctrl_c_stops_cleanly_with_130():
     # compile (and cache) the sampling kernels first: on a fresh clone the first call
     # spends its time in LLVM, which does not look at signals until it returns
-    warm = subprocess.run(
-        [sys.executable, "-m", "sampledprv", "epsilon", "--delta", "1e-2", "-m",
-         "gaussian sigma=1", "-c", "10", "--accountant", "sampled", "--n-samples", "1e5",
-         "--no-progress"], capture_output=True, text=True, timeout=900)
+    # (in this process: the kernels go to the same NUMBA_CACHE_DIR the child reads)
+    warm = run("epsilon", "--delta", "1e-2", "-m", "gaussian sigma=1", "-c", "10",
+               "--accountant", "sampled", "--n-samples", "1e5", "--no-progress")
     assert warm.returncode == 0, warm.stderr
     # Ctrl-C as a terminal delivers it: SIGINT at its default disposition in the child even
     # when the suite itself was started with SIGINT ignored (a background job, nohup), where
