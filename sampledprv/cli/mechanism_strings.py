@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
 
-from .. import batch as _batch  # noqa: F401  (registers the batch-sampler kinds)
 from ..mechanisms.registry import CliKind, cli_aliases, cli_kinds, family_of
 from .errors import UsageError
 
@@ -24,17 +23,42 @@ __all__ = ["KINDS", "FREE", "MechanismSpec", "parse_mechanism", "format_mechanis
            "PARAM_ALIASES"]
 
 
+def _register_deferred_kinds() -> None:
+    """Import the packages whose command-line kinds are registered on first use.
+
+    :mod:`sampledprv.batch` registers ``balls-and-bins`` and ``random-allocation`` when it
+    is imported, and importing it loads Numba, the Renyi bounds and the sampled
+    accountant's certification (about 0.5 s, 40% of a command's start-up), which a
+    command using none of its kinds does not need.  So the command line imports it only
+    when a kind name is not registered yet (one of these, or a typo) or the full list of
+    kinds is asked for (``--help``, an unknown kind's message).  Later calls are free."""
+    from .. import batch  # noqa: F401, PLC0415  (registers its command-line kinds)
+
+
+def _kinds() -> Dict[str, CliKind]:
+    """All command-line kinds, those registered on first use included."""
+    _register_deferred_kinds()
+    return cli_kinds()
+
+
 class _KindTable(Mapping):
-    """Read-only view of the registered command-line kinds (name -> CliKind)."""
+    """Read-only view of the command-line kinds (name -> CliKind), those registered on
+    first use (:func:`_register_deferred_kinds`) included."""
 
     def __getitem__(self, name: str) -> CliKind:
-        return cli_kinds()[name]
+        kinds = cli_kinds()
+        if name not in kinds:
+            kinds = _kinds()
+        return kinds[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in cli_kinds() or name in _kinds()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(cli_kinds())
+        return iter(_kinds())
 
     def __len__(self) -> int:
-        return len(cli_kinds())
+        return len(_kinds())
 
 
 #: the mechanism kinds of the command line, from :mod:`sampledprv.mechanisms.registry`
@@ -202,6 +226,8 @@ def kind_of(token: str, text: str) -> Tuple[CliKind, str]:
             if head.startswith(pre):
                 head, q_needed, typed = head[len(pre):], "fixed", pre
                 break
+    if head not in cli_kinds() and head not in cli_aliases():
+        _register_deferred_kinds()          # a kind registered on first use, or unknown
     head = cli_aliases().get(head, head)
     if head not in KINDS:
         names = list(KINDS) + list(cli_aliases())

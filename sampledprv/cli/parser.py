@@ -50,9 +50,9 @@ def _arg_int(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-_MAIN_EPILOG = f"""\
+_MAIN_EPILOG = """\
 mechanisms ("<kind> key=value ...", parameters in any order):
-{kinds_help()}
+{kinds}
 
 examples:
   # DP-SGD: 1000 steps of the Poisson-subsampled Gaussian, certified epsilon at delta=1e-5
@@ -96,6 +96,22 @@ config files (--config job.toml, or job.json with the same keys):
 TOML needs Python >= 3.11 (or 'pip install tomli' on 3.10); JSON works everywhere.
 Flags given on the command line override the file; --mechanism flags add to its list.
 """
+
+
+def _main_epilog() -> str:
+    """The epilog of ``sampledprv --help``: the mechanism kinds, examples, config files."""
+    return _MAIN_EPILOG.format(kinds=kinds_help(), PROG=PROG) + "\n" + _CONFIG_HELP
+
+
+class _MainParser(argparse.ArgumentParser):
+    """The top-level parser, whose epilog is written when the help is: listing every
+    mechanism kind imports the packages that register kinds on first use
+    (``mechanism_strings._register_deferred_kinds``), which a command does not need."""
+
+    def format_help(self) -> str:
+        if self.epilog is None:
+            self.epilog = _main_epilog()
+        return super().format_help()
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -168,15 +184,14 @@ def build_parser(commands: Optional[Mapping[str, Handler]] = None
     if commands is None:
         commands = default_commands()
 
-    parser = argparse.ArgumentParser(
+    parser = _MainParser(
         prog=PROG, formatter_class=_Formatter,
         description=textwrap.fill(
             "Certified differential-privacy accounting. Every answer is an interval "
             "[lower, upper] with an estimate, and says how it is certified: deterministic "
             "(analytic mechanisms) or with probability >= 1 - alpha over the sampling "
             "(sampled accountant). Neighbouring datasets differ by adding or removing one "
-            "record; both directions are accounted.", 92),
-        epilog=_MAIN_EPILOG + "\n" + _CONFIG_HELP)
+            "record; both directions are accounted.", 92))   # epilog: _MainParser
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
