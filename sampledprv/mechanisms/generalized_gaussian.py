@@ -268,9 +268,16 @@ def _gg_sf(x, beta: float, scale: float):
     import numpy as np
     from scipy import special
 
-    t = np.abs(x / scale) ** beta
-    upper = 0.5 * special.gammaincc(1.0 / beta, t)
-    return np.where(x >= 0, upper, 0.5 + 0.5 * special.gammainc(1.0 / beta, t))
+    x = np.asarray(x)
+    t = np.asarray(np.abs(x / scale) ** beta)
+    # each incomplete gamma function only where it is used (they cost most of a call;
+    # elementwise, so the values are those of evaluating both everywhere)
+    upper = x >= 0
+    lower = ~upper
+    out = np.empty(t.shape)
+    out[upper] = 0.5 * special.gammaincc(1.0 / beta, t[upper])
+    out[lower] = 0.5 + 0.5 * special.gammainc(1.0 / beta, t[lower])
+    return out
 
 
 def _gg_root(y_abs, beta: float, scale: float, half: float):
