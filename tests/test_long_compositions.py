@@ -71,7 +71,10 @@ def test_dp_sgd_1e8_against_dp_accounting_and_renyi():
     mech = sp.PoissonSubsampled(sp.Gaussian(sigma), q=q)
     iv = sp.Accountant(eps_error=0.01, delta_error=1e-10).compose(mech, k).epsilon(delta)
     assert "multi-level" in iv.method and iv.details["directions"] == ("remove", "add")
-    pld = pld_privacy_accountant.PLDAccountant()
+    # dp-accounting on a 2e-4 loss grid (its default is 1e-4): its pessimistic estimate
+    # only grows on a coarser grid, so it stays an upper reference, 1.34 above our lower
+    # end (1.07 on the default grid, epsilon ~ 3259) in 40 percent of the time
+    pld = pld_privacy_accountant.PLDAccountant(value_discretization_interval=2e-4)
     pld.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), k)
     peer = pld.get_epsilon(delta)
     rdp = RdpAccountant().compose(mech, k).epsilon(delta)

@@ -61,6 +61,12 @@ class LossDistribution:
     #: pairs); only such laws are composed by exact enumeration, where no epsilon slack
     #: absorbs unaccounted last-bit errors of the atom values
     values_certified: bool = False
+    #: memo of quantities derived from the law (:meth:`lower_point`, :meth:`upper_point`,
+    #: small discretizations): a law is immutable and its functions are pure, so a
+    #: repeated computation returns the identical result (the accountant sizes its grids
+    #: and then discretizes with the same tail budget; accountants share the laws of a
+    #: spec, see :func:`sampledprv.mechanisms.laws.privacy_loss`)
+    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         v = np.asarray(self.atom_values, dtype=np.float64).ravel()
@@ -91,13 +97,21 @@ class LossDistribution:
     # ---- window -------------------------------------------------------------------
     def lower_point(self, tail: float) -> float:
         """A point ``y`` with ``P(-inf < Y < y) <= tail`` (as large as cheaply found)."""
-        return _search(lambda y: float(self.cdf(np.array(y))) - self.p_neg_inf, tail,
-                       self._finite_range(), lower=True)
+        key = (True, float(tail))
+        if key not in self.memo:
+            self.memo[key] = _search(
+                lambda y: float(self.cdf(np.array(y))) - self.p_neg_inf, tail,
+                self._finite_range(), lower=True)
+        return self.memo[key]
 
     def upper_point(self, tail: float) -> float:
         """A point ``y`` with ``P(y < Y < inf) <= tail`` (as small as cheaply found)."""
-        return _search(lambda y: float(self.sf(np.array(y))) - self.p_pos_inf, tail,
-                       self._finite_range(), lower=False)
+        key = (False, float(tail))
+        if key not in self.memo:
+            self.memo[key] = _search(
+                lambda y: float(self.sf(np.array(y))) - self.p_pos_inf, tail,
+                self._finite_range(), lower=False)
+        return self.memo[key]
 
     def _finite_range(self) -> tuple[float, float]:
         lo, hi = (self.support if self.cont_mass > 0 else (np.inf, -np.inf))

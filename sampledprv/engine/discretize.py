@@ -68,6 +68,11 @@ _ATOM_REL = 8 * np.finfo(np.float64).eps
 _BLOCK = 2**17
 
 
+#: discretizations of at most this many points are kept in the law's memo (the grid
+#: predictions' 2,048-point lattices, the small laws that accountants of the same spec
+#: discretize again); longer ones are rebuilt rather than held in memory
+_MEMO_POINTS = 2**16
+
 #: turning-candidate buckets whose moments are recomputed on sub-buckets (the largest)
 _REFINED = 16
 #: sub-buckets per refined turning candidate
@@ -229,6 +234,22 @@ def discretize(dist: LossDistribution, h: float, tau: float,
     m = i1 - i0 + 1
     if max_size is not None and m > max_size:
         raise GridTooLargeError(m, max_size)
+    if m > _MEMO_POINTS:
+        return _discretize(dist, h, i0, i1)
+    # the tuning constants are part of the key (tests switch the refinements off)
+    key = ("discretize", float(h), i0, i1, _BLOCK, _REFINED, _REFINE_SUB, _STEEP,
+           _STEEP_SHARE, _STEEP_SUB)
+    if key not in dist.memo:
+        out = _discretize(dist, h, i0, i1)
+        out.pmf.probs.flags.writeable = False      # shared by every later caller
+        dist.memo[key] = out
+    return dist.memo[key]
+
+
+def _discretize(dist: LossDistribution, h: float, i0: int, i1: int) -> Discretized:
+    """:func:`discretize` on the lattice indices ``i0..i1`` (the buckets
+    ``[(i - 1/2) h, (i + 1/2) h]``)."""
+    m = i1 - i0 + 1
     lo_edge = (i0 - 0.5) * h
     hi_edge = (i1 + 0.5) * h
     probs = np.zeros(m)

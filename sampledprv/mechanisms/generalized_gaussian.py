@@ -268,9 +268,16 @@ def _gg_sf(x, beta: float, scale: float):
     import numpy as np
     from scipy import special
 
-    t = np.abs(x / scale) ** beta
-    upper = 0.5 * special.gammaincc(1.0 / beta, t)
-    return np.where(x >= 0, upper, 0.5 + 0.5 * special.gammainc(1.0 / beta, t))
+    x = np.asarray(x)
+    t = np.asarray(np.abs(x / scale) ** beta)
+    # each incomplete gamma function only where it is used (they cost most of a call;
+    # elementwise, so the values are those of evaluating both everywhere)
+    upper = x >= 0
+    lower = ~upper
+    out = np.empty(t.shape)
+    out[upper] = 0.5 * special.gammaincc(1.0 / beta, t[upper])
+    out[lower] = 0.5 + 0.5 * special.gammainc(1.0 / beta, t[lower])
+    return out
 
 
 def _gg_root(y_abs, beta: float, scale: float, half: float):
@@ -289,12 +296,16 @@ def _gg_root(y_abs, beta: float, scale: float, half: float):
     active = np.isfinite(y_abs) & (y_abs > 0)
     u = np.where(active, u, np.where(np.isinf(y_abs), np.inf, 0.0))
     idx = np.flatnonzero(active)
+    # the active entries are iterated on compact copies (each bracket ``[l, hh]``
+    # travels with its point) and written back as they converge
+    uu, yy, l, hh = u[idx], y_abs[idx], lo[idx], hi[idx]
     for _ in range(100):
         if idx.size == 0:
             break
-        uu, yy, l, hh = u[idx], y_abs[idx], lo[idx], hi[idx]
-        f = (np.abs(uu + a) ** beta - np.abs(uu - a) ** beta) / sb - yy
-        df = beta * (np.abs(uu + a) ** (beta - 1) - np.sign(uu - a) * np.abs(uu - a) ** (beta - 1)) / sb
+        plus, minus = np.abs(uu + a), uu - a
+        abs_minus = np.abs(minus)
+        f = (plus ** beta - abs_minus ** beta) / sb - yy
+        df = beta * (plus ** (beta - 1) - np.sign(minus) * abs_minus ** (beta - 1)) / sb
         l = np.where(f < 0, uu, l)
         hh = np.where(f > 0, uu, hh)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -302,8 +313,10 @@ def _gg_root(y_abs, beta: float, scale: float, half: float):
         bad = ~((new > l) & (new < hh))
         new = np.where(bad, 0.5 * (l + hh), new)
         done = (np.abs(new - uu) <= 1e-15 * (np.abs(uu) + a)) | (hh - l <= 1e-15 * (np.abs(uu) + a))
-        u[idx], lo[idx], hi[idx] = new, l, hh
-        idx = idx[~done]
+        u[idx[done]] = new[done]
+        keep = ~done
+        idx, uu, yy, l, hh = idx[keep], new[keep], yy[keep], l[keep], hh[keep]
+    u[idx] = uu                  # not converged in 100 steps: the last iterate
     return u
 
 
