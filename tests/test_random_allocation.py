@@ -5,8 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -244,22 +242,29 @@ def test_coverage_300_seeds_balls_and_bins():
 
 
 # ---- command line ------------------------------------------------------------------------------
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "sampledprv", *args], capture_output=True,
-                          text=True, timeout=600)
+def _cli(capsys, *args):
+    """The command line in this process (its exit code, stdout, stderr): what is tested is
+    the command, not the interpreter's start (the CLI's own tests run it as a subprocess)."""
+    from sampledprv import cli
+    capsys.readouterr()
+    code = cli.main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def test_cli_epsilon_json_and_refusal():
-    r = _cli("epsilon", "--delta", "1e-5", "-m", "balls-and-bins sigma=1 steps=100", "-c", "2",
-             "--accountant", "sampled", "--n-samples", "20000", "--alpha", "1e-3", "--json",
-             "--no-progress")
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
+def test_cli_epsilon_json_and_refusal(capsys):
+    code, out, err = _cli(capsys, "epsilon", "--delta", "1e-5", "-m",
+                          "balls-and-bins sigma=1 steps=100", "-c", "2", "--accountant",
+                          "sampled", "--n-samples", "20000", "--alpha", "1e-3", "--json",
+                          "--no-progress")
+    assert code == 0, err
+    out = json.loads(out)
     res = out["results"][0]
     assert res["lower"] <= res["estimate"] <= res["upper"] < math.inf
     assert out["composition"][0]["mechanism"] == "balls-and-bins sigma=1 steps=100"
-    r = _cli("epsilon", "--delta", "1e-5", "-m", "balls-and-bins sigma=1 steps=100")
-    assert r.returncode != 0 and "SampledAccountant" in r.stderr
+    code, out, err = _cli(capsys, "epsilon", "--delta", "1e-5", "-m",
+                          "balls-and-bins sigma=1 steps=100")
+    assert code != 0 and "SampledAccountant" in err
 
 
 def test_mechanism_strings_round_trip():
