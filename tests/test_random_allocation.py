@@ -5,8 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -244,22 +242,29 @@ def test_coverage_300_seeds_balls_and_bins():
 
 
 # ---- command line ------------------------------------------------------------------------------
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "sampledprv", *args], capture_output=True,
-                          text=True, timeout=600)
+def _cli(capsys, *args):
+    """The command line in this process (its exit code, stdout, stderr): what is tested is
+    the command, not the interpreter's start (the CLI's own tests run it as a subprocess)."""
+    from sampledprv import cli
+    capsys.readouterr()
+    code = cli.main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def test_cli_epsilon_json_and_refusal():
-    r = _cli("epsilon", "--delta", "1e-5", "-m", "balls-and-bins sigma=1 steps=100", "-c", "2",
-             "--accountant", "sampled", "--n-samples", "20000", "--alpha", "1e-3", "--json",
-             "--no-progress")
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
+def test_cli_epsilon_json_and_refusal(capsys):
+    code, out, err = _cli(capsys, "epsilon", "--delta", "1e-5", "-m",
+                          "balls-and-bins sigma=1 steps=100", "-c", "2", "--accountant",
+                          "sampled", "--n-samples", "20000", "--alpha", "1e-3", "--json",
+                          "--no-progress")
+    assert code == 0, err
+    out = json.loads(out)
     res = out["results"][0]
     assert res["lower"] <= res["estimate"] <= res["upper"] < math.inf
     assert out["composition"][0]["mechanism"] == "balls-and-bins sigma=1 steps=100"
-    r = _cli("epsilon", "--delta", "1e-5", "-m", "balls-and-bins sigma=1 steps=100")
-    assert r.returncode != 0 and "SampledAccountant" in r.stderr
+    code, out, err = _cli(capsys, "epsilon", "--delta", "1e-5", "-m",
+                          "balls-and-bins sigma=1 steps=100")
+    assert code != 0 and "SampledAccountant" in err
 
 
 def test_mechanism_strings_round_trip():
@@ -302,3 +307,26 @@ def test_calibrate_is_certified_conservative_and_tight():
     assert res.interval.upper <= 2.0
     worse = acc().compose(RandomAllocation(0.98 * res.x, 8, 2), 3).epsilon(1e-5)
     assert worse.upper > 2.0
+
+
+def test_conditional_mixture_equals_the_full_matrix():
+    """The normal-CDF mixture of the conditional envelope skips zero weights and the
+    points above log(T e^y) (exact 0 / 1 terms): the same sums as the whole matrix, with
+    an atom at -inf, zero weights and y outside the range of S."""
+    from scipy import special
+    from sampledprv.sampled.certification.conditional import _sf
+    rng = np.random.default_rng(3)
+    s = np.concatenate([[-np.inf], np.sort(rng.normal(0.5, 1.0, 300))])
+    w = rng.random(s.size) * (rng.random(s.size) < 0.6)
+    w *= 0.9 / w.sum()
+    y = np.linspace(-6.0, 6.0, 700)
+    mu, log_t = 1.3, math.log(5.0)
+    ly = y[:, None] + log_t
+    d = ly - s[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        arg = np.where(d > 0, ly + np.log(-np.expm1(-np.maximum(d, 1e-300))), -np.inf)
+    p = np.where(d > 0, special.ndtr((0.5 * mu * mu - arg) / mu), 1.0)
+    ref = np.minimum(0.05 + p @ w, 1.0)
+    got = _sf(y, s, w, 0.05, mu, log_t)
+    assert np.allclose(got, ref, rtol=1e-13, atol=1e-15)
+    assert np.all(np.diff(got) <= 1e-15)                  # a survival function

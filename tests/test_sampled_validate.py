@@ -53,3 +53,21 @@ def test_planner():
     plan = plan_samples(sp.Gaussian(1.0), 4, 1e-3, alpha=1e-3, bins=4096,
                         target_width=0.05, pilot_n=2 * 10**5)
     assert plan.n_min < plan.n_target and "pilot" in str(plan)
+
+
+def test_queries_of_one_state_share_its_envelopes_and_compose_clears_them():
+    """Repeated queries answer from the cached composed envelopes of the state; after a
+    compose the answer is a fresh accountant's for the new composition, and a pickled
+    copy (cache dropped) answers the same."""
+    import pickle
+
+    def make():
+        return sp.SampledAccountant(5000, alpha=1e-2, seed=7, bins=256, progress=False)
+    acc = make().compose(sp.Gaussian(1.0), 2)
+    first = acc.epsilon(1e-3)
+    assert acc.epsilon(1e-3) == first
+    assert pickle.loads(pickle.dumps(acc)).epsilon(1e-3) == first
+    acc.compose(sp.Laplace(2.0))
+    assert acc.epsilon(1e-3) == make().compose(sp.Gaussian(1.0), 2).compose(
+        sp.Laplace(2.0)).epsilon(1e-3)
+    assert acc.epsilon(1e-3).upper > first.upper

@@ -84,6 +84,20 @@ def test_random_sign_balanced():
     assert stats.binomtest(int((s > 0).sum()), s.size, 0.5).pvalue > P_MIN
 
 
+@pytest.mark.parametrize("seed", [0, 42, 2**63 - 1, 2**90 + 5, [1, 2, 3],
+                                  np.random.SeedSequence(4, spawn_key=(7, 1)),
+                                  np.random.SeedSequence(2, pool_size=8)])
+def test_seed_states_are_numpys_spawned_children(seed):
+    """The streams' states (computed for all children at once) are bit for bit those of
+    numpy's SeedSequence children ``spawn_key + (i,)``, built one by one."""
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    got = rng.seed_states(seed, 300).view(np.uint64).reshape(300, 8)
+    for i in range(300):
+        child = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (i,),
+                                       pool_size=root.pool_size)
+        assert np.array_equal(got[i], child.generate_state(8, np.uint64)), i
+
+
 def test_seed_states_reproducible_and_distinct():
     a = rng.seed_states(42, 8)
     b = rng.seed_states(42, 8)

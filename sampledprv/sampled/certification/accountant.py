@@ -18,6 +18,7 @@ distinct histograms a query uses, and within each histogram over its tests
 
 from __future__ import annotations
 
+import copy
 import os
 from typing import Optional
 
@@ -55,7 +56,7 @@ _MIN_GRID = 64
 
 
 @guarded("compose", "composition", "epsilon", "delta", "describe", "empirical", "__repr__",
-         shared=("_settings.executor",))
+         shared=("_settings.executor",), transient=("_bounds_cache",))
 class SampledAccountant(PrivacyAccountant):
     r"""Privacy accounting from samples of the privacy loss, certified w.p. ``1 - alpha``.
 
@@ -174,6 +175,9 @@ class SampledAccountant(PrivacyAccountant):
                               shard_size=shard_size, threads_per_task=threads_per_task,
                               tail_bounds=tail_bounds)
         self._ends_cache: Optional[tuple] = None
+        # composed envelopes of the current composition by (alpha, bins, max_grid): queries
+        # of one state share them (cleared by compose; not pickled)
+        self._bounds_cache: Optional[dict] = None
 
     # ---- composition --------------------------------------------------------------------
     def compose(self, mechanism: object, count: int = 1, *, renyi: object = None,
@@ -197,6 +201,7 @@ class SampledAccountant(PrivacyAccountant):
             if self.backend == "torch" and not isinstance(pair, EmpiricalPRV):
                 torch_loss_sampler(pair, "remove")   # ValueError if torch cannot
         self._ends_cache = None
+        self._bounds_cache = None
         self._bank.record(mechanism, count, side)
         return self
 
@@ -349,6 +354,21 @@ class SampledAccountant(PrivacyAccountant):
         if delta_hint is not None and any(not isinstance(m, EmpiricalPRV)
                                           for m, _ in self.composition):
             self._bank.check_n(delta_hint, len(used))
+        # everything below is a function of the composition (compose clears the cache)
+        # and of these settings; the details are copied, callers add to them
+        key = (self.alpha if alpha is None else float(alpha), self._bank.bins_now(),
+               self.max_grid)
+        if self._bounds_cache is not None and key in self._bounds_cache:
+            out, det = self._bounds_cache[key]
+            return dict(out), copy.deepcopy(det)
+        out, det = self._envelope_bounds_of_state(dirs, used, alpha)
+        if self._bounds_cache is None:
+            self._bounds_cache = {}
+        self._bounds_cache[key] = (out, det)
+        return dict(out), copy.deepcopy(det)
+
+    def _envelope_bounds_of_state(self, dirs: object, used: set,
+                                  alpha: Optional[float]) -> tuple[dict, dict]:
         self._bank.sample_envelope_hists([(k, m, d) for d in dirs
                                      for k, (m, _) in self._bank.entries.items()])
         hists = {d: [(self._bank.envelope_hist(k, m, d), c, self._bank.tail(k, m, d))

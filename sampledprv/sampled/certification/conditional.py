@@ -33,8 +33,12 @@ the normal CDF.  The envelopes hold on the same event as the :math:`S` envelopes
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +63,11 @@ _MAX_MOMENT = 64
 _S_POINTS = 4096
 #: quantile of V beyond which its mass is ignored (lower end) / counted (upper end)
 _V_Z = 9.0
+#: rows of y per matrix-vector product of the mixture, and per normal-CDF sub-block
+_Y_BLOCK = 2048
+_Y_SUB = 256
+#: conditional envelopes kept for repeated queries (each a few lattices of the mesh)
+_ENVELOPE_CACHE = 8
 
 
 @dataclass(frozen=True)
@@ -216,18 +225,48 @@ def _merged(pmf: LatticePMF, points: int, up: bool) -> tuple[np.ndarray, np.ndar
 def _sf(y: np.ndarray, s: np.ndarray, w: np.ndarray, p_top: float, mu: float,
         log_t: float) -> np.ndarray:
     r""":math:`P[\log(e^V + e^S) - \log T \ge y]` for :math:`S` on ``s`` with weights
-    ``w`` (plus ``p_top`` at :math:`+\infty`), :math:`V \sim N(\mu^2/2, \mu^2)`."""
+    ``w`` (plus ``p_top`` at :math:`+\infty`), :math:`V \sim N(\mu^2/2, \mu^2)`.
+
+    The mixture :math:`\sum_i w_i \bar\Phi(\cdot)` is a matrix-vector product over
+    blocks of ``y``.  Its normal CDFs are evaluated only where they can matter: at the
+    points of ``s`` with weight (a zero weight contributes exactly 0) and below
+    :math:`\log(Te^y)` (above it the term is exactly 1); the other entries of the
+    block's matrix are filled with those exact values, so the sums are the same
+    floating-point operations as for the full matrix.
+    """
+    y = np.asarray(y, dtype=np.float64)
     out = np.full(y.size, float(p_top))
     m = 0.5 * mu * mu
-    for a in range(0, y.size, 2048):
-        yy = y[a:a + 2048]
-        ly = yy[:, None] + log_t                       # log(T e^y)
-        d = ly - s[None, :]                            # log(T e^y) - S
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # log(T e^y - e^S) = log(T e^y) + log1p(-e^{-(d)})
-            arg = np.where(d > 0, ly + np.log(-np.expm1(-np.maximum(d, 1e-300))), -np.inf)
-        p = np.where(d > 0, special.ndtr((m - arg) / mu), 1.0)
-        out[a:a + 2048] += p @ w
+    keep = np.flatnonzero(w != 0.0)
+    s_k = s[keep]
+    ordered = s_k.size < 2 or bool(np.all(s_k[1:] >= s_k[:-1]))
+    p = np.empty((min(y.size, _Y_BLOCK), s.size))
+    for a in range(0, y.size, _Y_BLOCK):
+        ly = y[a:a + _Y_BLOCK, None] + log_t                 # log(T e^y)
+        pb = p[:ly.shape[0]]
+        pb.fill(1.0)
+        for b in range(0, ly.shape[0], _Y_SUB):
+            lb = ly[b:b + _Y_SUB]
+            # the points with S < log(T e^y) for some y of the sub-block (s sorted)
+            ncol = int(np.searchsorted(s_k, lb.max(), side="left")) if ordered \
+                else s_k.size
+            if ncol == 0:
+                continue
+            d = lb - s_k[None, :ncol]                        # log(T e^y) - S
+            t = np.maximum(d, 1e-300)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                # log(T e^y - e^S) = log(T e^y) + log1p(-e^{-(d)}), used where d > 0
+                np.negative(t, out=t)
+                np.expm1(t, out=t)
+                np.negative(t, out=t)
+                np.log(t, out=t)
+                np.add(lb, t, out=t)
+                np.subtract(m, t, out=t)
+                np.divide(t, mu, out=t)
+            special.ndtr(t, out=t)
+            t[~(d > 0)] = 1.0                               # S >= log(T e^y): 1
+            pb[b:b + _Y_SUB, keep[:ncol]] = t
+        out[a:a + _Y_BLOCK] += pb @ w
     return np.minimum(out, 1.0)
 
 
@@ -260,7 +299,29 @@ class ConditionalRemove:
 
     def envelope(self, hist: LossHistogram, alpha: float, *, tail: TailBound,
                  floor: float, h: float) -> Envelope:
-        """Envelopes of :math:`Y` on the mesh ``h`` from the histogram of :math:`S`."""
+        """Envelopes of :math:`Y` on the mesh ``h`` from the histogram of :math:`S`.
+
+        A pure function of its arguments; the last few results are kept (keyed by the
+        values of every argument, the histogram's counts included), so that the queries
+        of one composition, and accountants drawing the same samples, build each envelope
+        once.  The cached lattices are read-only."""
+        key = _content_key((self, hist, float(alpha), tail, float(floor), float(h)))
+        with _cache_lock:
+            hit = _envelopes.get(key)
+            if hit is not None:
+                _envelopes.move_to_end(key)
+                return hit
+        env = self._envelope(hist, alpha, tail=tail, floor=floor, h=h)
+        for pmf in (env.upper, env.lower, env.estimate):
+            pmf.probs.setflags(write=False)
+        with _cache_lock:
+            _envelopes[key] = env
+            while len(_envelopes) > _ENVELOPE_CACHE:
+                _envelopes.popitem(last=False)
+        return env
+
+    def _envelope(self, hist: LossHistogram, alpha: float, *, tail: TailBound,
+                  floor: float, h: float) -> Envelope:
         if tail is not None:
             tail = _MinTail(tail, TruncationTail.build(self.steps - 1, self.mu))
         env_s = envelope(hist, alpha, tail=tail, floor=floor)
@@ -297,6 +358,29 @@ class ConditionalRemove:
         e[1:] = sf_m[1:-1] - sf_m[2:]
         estimate = LatticePMF(np.clip(e, 0.0, None), j0, h, 0.0, p_inf=float(sf_m[-1]))
         return Envelope(upper, lower, estimate, alpha)
+
+
+_envelopes: "OrderedDict[tuple, Envelope]" = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _content_key(obj: object) -> object:
+    """A hashable key equal for equal values: arrays by dtype, shape and a digest of their
+    bytes, dataclasses by type and fields, floats by their bits (``-0.0`` vs ``0.0`` and
+    NaN are told apart correctly)."""
+    if isinstance(obj, np.ndarray):
+        a = np.ascontiguousarray(obj)
+        return ("ndarray", a.dtype.str, a.shape, hashlib.sha1(a.tobytes()).hexdigest())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return (type(obj).__qualname__,) + tuple(
+            (f.name, _content_key(getattr(obj, f.name))) for f in dataclasses.fields(obj))
+    if isinstance(obj, (tuple, list)):
+        return (type(obj).__name__,) + tuple(_content_key(x) for x in obj)
+    if isinstance(obj, (float, np.floating)):
+        return ("float", float(obj).hex())
+    if obj is None or isinstance(obj, (bool, int, str, np.integer)):
+        return (type(obj).__name__, obj)
+    raise TypeError(f"no content key for {type(obj).__name__}")
 
 
 def simulated_epsilon(mechanism: object, hists: dict, count: int, delta: float, alpha: float,

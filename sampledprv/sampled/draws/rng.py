@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 from numba import njit, uint64
+from numpy.random import bit_generator as _bit_generator
 
 __all__ = [
     "STATE_DTYPE", "seed_states", "next_u64", "next_u64_aux", "uniform_aux",
@@ -73,17 +74,74 @@ def seed_states(seed: object, n_streams: int) -> np.ndarray:
         xoshiro state).  Inside jitted code ``states[i]`` is a mutable record.
     """
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    raw = np.empty((n_streams, 8), dtype=np.uint64)
-    for i in range(n_streams):
-        child = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (i,),
-                                       pool_size=root.pool_size)
-        st = child.generate_state(8, np.uint64)
-        if not st[:4].any():  # pragma: no cover - probability 2**-256
-            st[0] = 1
-        if not st[4:].any():  # pragma: no cover - probability 2**-256
-            st[4] = 1
-        raw[i] = st
+    raw = _children_states(root, n_streams)
+    if raw is None:                 # the children one by one (numpy's own SeedSequence)
+        raw = np.empty((n_streams, 8), dtype=np.uint64)
+        for i in range(n_streams):
+            child = np.random.SeedSequence(root.entropy,
+                                           spawn_key=tuple(root.spawn_key) + (i,),
+                                           pool_size=root.pool_size)
+            raw[i] = child.generate_state(8, np.uint64)
+    raw[~raw[:, :4].any(axis=1), 0] = 1     # pragma: no cover - probability 2**-256
+    raw[~raw[:, 4:].any(axis=1), 4] = 1     # pragma: no cover - probability 2**-256
     return raw.view(STATE_DTYPE).reshape(n_streams)
+
+
+# numpy's SeedSequence constants (numpy/random/bit_generator.pyx)
+_INIT_A, _MULT_A = np.uint32(0x43b0d7e5), np.uint32(0x931e8875)
+_INIT_B, _MULT_B = np.uint32(0x8b51f9dd), np.uint32(0x58f38ded)
+_MIX_L, _MIX_R = np.uint32(0xca01f9dd), np.uint32(0x4973f715)
+_XSHIFT = np.uint32(16)
+
+
+def _children_states(root: np.random.SeedSequence, n_streams: int):
+    """``SeedSequence(root.entropy, spawn_key=root.spawn_key + (i,),
+    pool_size=root.pool_size).generate_state(8, uint64)`` for every ``i < n_streams``, as
+    rows of a ``(n_streams, 8)`` array: numpy's SeedSequence algorithm (entropy mixing and
+    state generation in wrapping uint32 arithmetic) run once over all children, which
+    differ only in the last word of their spawn key.  ``None`` where this is not
+    possible (numpy's entropy coercion not available, a big-endian machine); the caller
+    then builds the children one by one.  Checked bit for bit against numpy's
+    SeedSequence by the tests."""
+    coerce = getattr(_bit_generator, "_coerce_to_uint32_array", None)
+    if coerce is None or np.little_endian is False or n_streams >= 2**32:
+        return None
+    run = coerce(root.entropy)
+    spawn = coerce(tuple(root.spawn_key))
+    pool = int(root.pool_size)
+    if run.size < pool:             # a spawned sequence pads its entropy to the pool size
+        run = np.concatenate([run, np.zeros(pool - run.size, dtype=np.uint32)])
+    words = [np.uint32(x) for x in run] + [np.uint32(x) for x in spawn] \
+        + [np.arange(n_streams, dtype=np.uint32)]
+    hc = [_INIT_A]
+
+    def hashmix(v):
+        v = v ^ hc[0]
+        hc[0] = np.uint32(hc[0] * _MULT_A)
+        v = v * hc[0]
+        return v ^ (v >> _XSHIFT)
+
+    def mix(x, y):
+        r = _MIX_L * x - _MIX_R * y
+        return r ^ (r >> _XSHIFT)
+
+    with np.errstate(over="ignore"):
+        mixer = [hashmix(words[i] if i < len(words) else np.uint32(0)) for i in range(pool)]
+        for src in range(pool):
+            for dst in range(pool):
+                if src != dst:
+                    mixer[dst] = mix(mixer[dst], hashmix(mixer[src]))
+        for src in range(pool, len(words)):
+            for dst in range(pool):
+                mixer[dst] = mix(mixer[dst], hashmix(words[src]))
+        out = np.empty((n_streams, 16), dtype=np.uint32)
+        h = _INIT_B
+        for k in range(16):
+            v = mixer[k % pool] ^ h
+            h = np.uint32(h * _MULT_B)
+            v = v * h
+            out[:, k] = v ^ (v >> _XSHIFT)
+    return out.view(np.uint64).copy()
 
 
 @njit(inline="always")
