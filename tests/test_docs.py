@@ -3,7 +3,10 @@
 * ``python`` blocks are executed in order, one namespace per file, in a temporary
   working directory (so files they write land there) with matplotlib's Agg backend;
 * ``bash`` blocks: each ``sampledprv ...`` command line (backslash continuations joined)
-  runs as ``python -m sampledprv ...`` and must exit 0; environment-setup lines (venv,
+  runs through the CLI's ``main(argv)`` in this process (the installed entry point and
+  ``python -m sampledprv`` as a subprocess are tested in tests/test_cli*.py; in-process
+  saves an interpreter start and the package import per command) and must exit 0;
+  ``--help`` / ``--version`` still run as ``python -m sampledprv``; environment-setup lines (venv,
   pip, the scripts/ wrappers, mkdocs) are recognised and not run here -- CI runs
   scripts/test.sh itself -- and any other command fails the test, so a new kind of block
   cannot go untested silently.
@@ -11,6 +14,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shlex
@@ -84,6 +89,26 @@ def _close_figures() -> None:
         sys.modules["matplotlib.pyplot"].close("all")
 
 
+def _cli_in_process(argv: list[str], cwd: Path) -> tuple[int, str, str]:
+    """``sampledprv.cli.main(argv)`` with ``cwd`` as the working directory: exit code,
+    stdout and stderr (argparse's ``SystemExit`` is an exit code too)."""
+    from sampledprv.cli import main  # noqa: PLC0415 - only the docs tests need the CLI
+
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        os.chdir(old)
+        _close_figures()
+    return int(code), out.getvalue(), err.getvalue()
+
+
 def _run_cli(cmd: str, where: str, cwd: Path) -> None:
     pipe = None
     if " | " in cmd:   # 'sampledprv ... | python -c ...': feed the first part's stdout
@@ -93,18 +118,20 @@ def _run_cli(cmd: str, where: str, cwd: Path) -> None:
     if ">" in argv:
         i = argv.index(">")
         redirect, argv = argv[i + 1], argv[:i]
-    p = subprocess.run([sys.executable, "-m", "sampledprv", *argv[1:], "--no-progress"]
-                       if argv[1] not in ("--help", "--version") else
-                       [sys.executable, "-m", "sampledprv", *argv[1:]],
-                       capture_output=True, text=True, cwd=cwd, timeout=900,
-                       env={**os.environ, "MPLBACKEND": "Agg"})
-    assert p.returncode == 0, f"{where}: {cmd!r} exited {p.returncode}: {p.stderr}"
+    if argv[1] in ("--help", "--version"):
+        p = subprocess.run([sys.executable, "-m", "sampledprv", *argv[1:]],
+                           capture_output=True, text=True, cwd=cwd, timeout=900,
+                           env={**os.environ, "MPLBACKEND": "Agg"})
+        code, stdout, stderr = p.returncode, p.stdout, p.stderr
+    else:
+        code, stdout, stderr = _cli_in_process([*argv[1:], "--no-progress"], cwd)
+    assert code == 0, f"{where}: {cmd!r} exited {code}: {stderr}"
     if redirect:
-        (cwd / redirect).write_text(p.stdout)
+        (cwd / redirect).write_text(stdout)
     if pipe:
         pargv = shlex.split(pipe)
         assert pargv[0] == "python", f"{where}: only '| python ...' pipes are supported"
-        q = subprocess.run([sys.executable, *pargv[1:]], input=p.stdout, capture_output=True,
+        q = subprocess.run([sys.executable, *pargv[1:]], input=stdout, capture_output=True,
                            text=True, cwd=cwd, timeout=120)
         assert q.returncode == 0, f"{where}: pipe {pipe!r} failed: {q.stderr}"
 

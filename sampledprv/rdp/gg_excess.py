@@ -216,19 +216,41 @@ def gg_excess_bounds(beta: float, shift: float, order: float,
             up(ref + math.log(s_up) - log_z, scale))
 
 
+_NEAR = np.geomspace(1e-4, 1e4, 97)
+
+
+def _initial_nodes(ds: np.ndarray, tss: np.ndarray,
+                   u_ends: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The starting nodes of every shift, concatenated (sorted and unique within each
+    segment), and their segment numbers.  Per shift ``d`` (mode ``ts``, left end
+    ``u_end``): 257 equispaced nodes on ``[-u_end, 0]``, ``-d`` times 97 geometric ratios
+    in ``[1e-4, 1e4]`` (those above ``-u_end``), ``ts``, ``d/2`` and 33 equispaced nodes on
+    ``[0, d/2]``.  Built for all shifts at once: the same floating-point values as one
+    ``np.unique(np.concatenate([...]))`` per shift (``np.linspace`` with array ends does
+    the same arithmetic per row), without a Python loop over the shifts."""
+    n = ds.size
+    left = np.linspace(-u_ends, 0.0, 257, axis=1)
+    near = -ds[:, None] * _NEAR[None, :]
+    keep = near > -u_ends[:, None]
+    extra = np.stack([tss, ds / 2.0], axis=1)
+    right = np.linspace(0.0, ds / 2.0, 33, axis=1)
+    rows = np.arange(n)
+    vals = np.concatenate([left.ravel(), near[keep], extra.ravel(), right.ravel()])
+    seg = np.concatenate([np.repeat(rows, 257), np.nonzero(keep)[0], np.repeat(rows, 2),
+                          np.repeat(rows, 33)])
+    order = np.lexsort((vals, seg))
+    vals, seg = vals[order], seg[order]
+    first = np.ones(vals.size, dtype=bool)
+    first[1:] = (seg[1:] != seg[:-1]) | (vals[1:] != vals[:-1])
+    return vals[first], seg[first]
+
+
 def _integrate(a: float, b: float, ds: np.ndarray, tss: np.ndarray, u_ends: np.ndarray,
                refs: np.ndarray, rtol: float) -> Tuple[np.ndarray, np.ndarray]:
     """Bracket the (scaled) integral for each shift; all shifts in one node array, cells
     between segments masked out."""
-    parts, segs = [], []
-    for i, (d, ts, u_end) in enumerate(zip(ds, tss, u_ends)):
-        near = -d * np.geomspace(1e-4, 1e4, 97)
-        nd = np.unique(np.concatenate([
-            np.linspace(-u_end, 0.0, 257), near[near > -u_end], [ts, d / 2.0],
-            np.linspace(0.0, d / 2.0, 33)]))
-        parts.append(nd)
-        segs.append(np.full(nd.size, i))
-    nodes, seg = np.concatenate(parts), np.concatenate(segs)
+    nodes, seg = _initial_nodes(np.asarray(ds, dtype=float), np.asarray(tss, dtype=float),
+                                np.asarray(u_ends, dtype=float))
     n = len(ds)
     s_lo = np.zeros(n)
     s_up = np.zeros(n)
