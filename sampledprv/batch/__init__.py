@@ -10,7 +10,8 @@ The layer sits above :mod:`sampledprv.sampled` and :mod:`sampledprv.rdp`: a spec
 brings its own fused Numba sampler (:mod:`sampledprv.sampled.draws.allocation`), its
 conditional sampler and its Renyi bounds (:mod:`sampledprv.rdp.allocation`), and
 registers its family and command-line kinds when this package is imported (``import
-sampledprv`` does so on first use of ``sp.RandomAllocation``; the command line always).
+sampledprv`` does so on first use of ``sp.RandomAllocation``; the command line when one
+of its kinds is named or the list of kinds is printed).
 Shuffled batches, which have no dominating pair, are :class:`sampledprv.Shuffled` with
 :class:`sampledprv.ShuffleAccountant`.
 """

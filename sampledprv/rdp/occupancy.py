@@ -81,39 +81,48 @@ def _states(a: int, k: int) -> list:
 
 @functools.lru_cache(maxsize=32)
 def _transitions(a: int, k: int) -> Tuple[np.ndarray, ...]:
-    """``(src, dst, c, log_binom, moved, stayed, n_states, start, end)`` of the recursion:
-    one row per pair (state ``n``, movers ``m``); ``moved[:, r] = m_r`` and
-    ``stayed[:, r] = n_r - m_r`` for the levels ``r < k``."""
-    states = _states(a, k)
-    index = {s: i for i, s in enumerate(states)}
-    src, dst, cnt, lb, moved, stayed = [], [], [], [], [], []
-    lg = [math.lgamma(x + 1.0) for x in range(a + 1)]
-    for s in states:
-        ms = [()]
-        for r in range(k):
-            ms = [m + (x,) for m in ms for x in range(s[r] + 1)]
-        for m in ms:
-            new = list(s)
-            for r in range(k):
-                new[r] -= m[r]
-                new[r + 1] += m[r]
-            src.append(index[s])
-            dst.append(index[tuple(new)])
-            cnt.append(sum(m))
-            lb.append(sum(lg[s[r]] - lg[m[r]] - lg[s[r] - m[r]] for r in range(k)))
-            moved.append(m)
-            stayed.append(tuple(s[r] - m[r] for r in range(k)))
-    start = index[tuple([a] + [0] * k)]
-    end = index[tuple([0] * k + [a])]
-    order = np.argsort(np.array(dst), kind="stable")      # grouped by destination
-    dst_sorted = np.array(dst, dtype=np.intp)[order]
+    """``(src, dst, c, log_binom, moved, stayed, n_states, start, end, heads)`` of the
+    recursion: one row per pair (state ``n``, movers ``m``); ``moved[:, r] = m_r`` and
+    ``stayed[:, r] = n_r - m_r`` for the levels ``r < k``; rows grouped by destination
+    (``heads`` are the first rows of the groups).
+
+    Built with whole-array operations: each state is expanded level by level into its
+    movers ``m_r = 0..n_r`` (``m_0`` varying slowest, so the rows come in the order of
+    the states and then of the mover vectors read lexicographically), and a destination
+    is found by its mixed-radix key among the sorted keys of the states."""
+    states = np.array(_states(a, k), dtype=np.int64).reshape(-1, k + 1)
+    n_states = states.shape[0]
+    lg = np.array([math.lgamma(x + 1.0) for x in range(a + 1)])
+    src = np.arange(n_states, dtype=np.intp)
+    moved = np.zeros((n_states, 0), dtype=np.int64)
+    for r in range(k):                       # expand every row by m_r = 0..n_r
+        width = states[src, r] + 1
+        rows = np.repeat(np.arange(src.size), width)
+        first = np.cumsum(width) - width
+        m_r = np.arange(rows.size, dtype=np.int64) - np.repeat(first, width)
+        src, moved = src[rows], np.column_stack([moved[rows], m_r])
+    n = states[src]
+    new = n.copy()
+    new[:, :k] -= moved
+    new[:, 1:] += moved
+    radix = (a + 1) ** np.arange(k, -1, -1, dtype=np.int64)
+    keys = states @ radix
+    order_keys = np.argsort(keys, kind="stable")
+    dst = order_keys[np.searchsorted(keys[order_keys], new @ radix)].astype(np.intp)
+    stayed = n[:, :k] - moved
+    lb = np.zeros(src.size)
+    for r in range(k):                       # the same sum, term by term, as before
+        lb = lb + ((lg[n[:, r]] - lg[moved[:, r]]) - lg[stayed[:, r]])
+    cnt = moved.sum(axis=1).astype(np.intp)
+    start = int(np.flatnonzero(keys == a * radix[0])[0])
+    end = int(np.flatnonzero(keys == a)[0])
+    order = np.argsort(dst, kind="stable")   # grouped by destination
+    dst_sorted = dst[order]
     # every state has an incoming transition (from itself with no movers): no empty group
     heads = np.flatnonzero(np.r_[True, dst_sorted[1:] != dst_sorted[:-1]])
-    return (np.array(src, dtype=np.intp)[order], dst_sorted,
-            np.array(cnt, dtype=np.intp)[order], np.array(lb, dtype=np.float64)[order],
-            np.array(moved, dtype=np.float64).reshape(-1, k)[order],
-            np.array(stayed, dtype=np.float64).reshape(-1, k)[order], len(states), start,
-            end, heads)
+    return (src[order], dst_sorted, cnt[order], lb[order],
+            moved.astype(np.float64)[order], stayed.astype(np.float64)[order], n_states,
+            start, end, heads)
 
 
 def occupancy_log_moment(log_m: np.ndarray, steps: int, selected: int) -> float:
