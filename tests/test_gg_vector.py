@@ -217,3 +217,13 @@ def test_fractional_orders_keep_subsampling_useful_for_large_step_divergences():
     full = VectorGGAccountant(spreads=(1,)).compose(step, 200).epsilon(DELTA)
     whole = VectorGGAccountant(orders=ints, spreads=(1,)).compose(step, 200).epsilon(DELTA)
     assert full.lower == whole.lower <= full.upper < 0.2 * whole.upper
+
+
+def test_quadrature_overflow_is_refused_with_the_fix():
+    """Tiny noise at a high order makes a quadrature cell overflow (inf - inf): a
+    ValueError that names the order and what to change, not numpy's message about
+    negative repeat counts."""
+    from sampledprv.rdp.gg_excess import gg_excess_bounds_many
+    from sampledprv.rdp.gg_vector import shift_grid
+    with pytest.raises(ValueError, match="use lower Renyi orders"):
+        gg_excess_bounds_many(4.0, 6.3406 * shift_grid(319.57), 192.0)

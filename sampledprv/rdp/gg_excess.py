@@ -267,6 +267,13 @@ def _integrate(a: float, b: float, ds: np.ndarray, tss: np.ndarray, u_ends: np.n
         root = np.sqrt(np.maximum(gap, 0.0))
         rsum = np.bincount(cseg, weights=root, minlength=n)
         k = np.ceil(root * (rsum / (0.5 * rtol * np.maximum(s_lo, 1e-300)))[cseg])
+        if np.isnan(k[same & ~done[cseg]]).any():   # overflowed cell bounds (inf - inf, inf * 0)
+            bad = int(cseg[np.isnan(k) & same & ~done[cseg]][0])
+            raise ValueError(
+                f"the Renyi quadrature overflows at beta={b}, order={a}, shift "
+                f"Delta/s={float(ds[bad]):.6g}: (a - 1) |Delta/s|^beta is too large for "
+                "floating point at this order; use lower Renyi orders (the accountant's "
+                "orders=...) or more noise (a larger scale)")
         k = np.where(same, np.clip(k, 1, 4096), 1).astype(np.int64)
         cap = 400_000 * n
         if int(k.sum()) > cap:
