@@ -14,8 +14,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import re
 import shlex
@@ -90,23 +88,15 @@ def _close_figures() -> None:
 
 
 def _cli_in_process(argv: list[str], cwd: Path) -> tuple[int, str, str]:
-    """``sampledprv.cli.main(argv)`` with ``cwd`` as the working directory: exit code,
-    stdout and stderr (argparse's ``SystemExit`` is an exit code too)."""
-    from sampledprv.cli import main  # noqa: PLC0415 - only the docs tests need the CLI
+    """``sampledprv.cli.main(argv)`` in this process with ``cwd`` as the working directory
+    (``cli_inprocess.run``): exit code, stdout and stderr."""
+    from cli_inprocess import run  # noqa: PLC0415 - only the docs' CLI lines need the CLI
 
-    out, err = io.StringIO(), io.StringIO()
-    old = os.getcwd()
-    os.chdir(cwd)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(argv)
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        p = run(*argv, cwd=cwd)
     finally:
-        os.chdir(old)
         _close_figures()
-    return int(code), out.getvalue(), err.getvalue()
+    return p.returncode, p.stdout, p.stderr
 
 
 def _run_cli(cmd: str, where: str, cwd: Path) -> None:

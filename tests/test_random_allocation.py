@@ -245,11 +245,9 @@ def test_coverage_300_seeds_balls_and_bins():
 def _cli(capsys, *args):
     """The command line in this process (its exit code, stdout, stderr): what is tested is
     the command, not the interpreter's start (the CLI's own tests run it as a subprocess)."""
-    from sampledprv import cli
-    capsys.readouterr()
-    code = cli.main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
+    from cli_inprocess import run
+    p = run(*args)
+    return p.returncode, p.stdout, p.stderr
 
 
 def test_cli_epsilon_json_and_refusal(capsys):

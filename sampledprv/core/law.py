@@ -97,20 +97,21 @@ class LossDistribution:
     # ---- window -------------------------------------------------------------------
     def lower_point(self, tail: float) -> float:
         """A point ``y`` with ``P(-inf < Y < y) <= tail`` (as large as cheaply found)."""
-        key = (True, float(tail))
-        if key not in self.memo:
-            self.memo[key] = _search(
-                lambda y: float(self.cdf(np.array(y))) - self.p_neg_inf, tail,
-                self._finite_range(), lower=True)
-        return self.memo[key]
+        return self._window_point(tail, lower=True)
 
     def upper_point(self, tail: float) -> float:
         """A point ``y`` with ``P(y < Y < inf) <= tail`` (as small as cheaply found)."""
-        key = (False, float(tail))
+        return self._window_point(tail, lower=False)
+
+    def _window_point(self, tail: float, lower: bool) -> float:
+        """The tail search of :meth:`lower_point` / :meth:`upper_point`, memoized."""
+        key = (lower, float(tail))
         if key not in self.memo:
-            self.memo[key] = _search(
-                lambda y: float(self.sf(np.array(y))) - self.p_pos_inf, tail,
-                self._finite_range(), lower=False)
+            if lower:
+                mass = lambda y: float(self.cdf(np.array(y))) - self.p_neg_inf  # noqa: E731
+            else:
+                mass = lambda y: float(self.sf(np.array(y))) - self.p_pos_inf  # noqa: E731
+            self.memo[key] = _search(mass, tail, self._finite_range(), lower=lower)
         return self.memo[key]
 
     def _finite_range(self) -> tuple[float, float]:
