@@ -45,6 +45,10 @@ _LAZY: dict[str, str] = {
     # batch samplers without a closed-form loss (sampled accountant)
     "RandomAllocation": ".batch",
     "BallsAndBins": ".batch",
+    "MatrixMechanism": ".batch",
+    "FixedBin": ".batch",
+    "CyclicPoisson": ".batch",
+    "BMinSep": ".batch",
     "ShuffleAccountant": ".analytic.shuffle",
     # sampled inputs and tools
     "EmpiricalPRV": ".sampled",
@@ -84,7 +88,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager form
     from .gg.vector import GeneralizedGaussianVector, VectorGGAccountant
     from .gg.tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
     from .analytic.shuffle import ShuffleAccountant
-    from .batch import BallsAndBins, RandomAllocation
+    from .batch import BallsAndBins, BMinSep, CyclicPoisson, FixedBin, MatrixMechanism, \
+        RandomAllocation
     from .interop import from_dp_event, to_dp_event
     from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler,
                           SampledAccountant, ValidationReport, min_samples, plan_samples,
@@ -110,7 +115,8 @@ __all__ = [
     # interoperability
     "from_dp_event", "to_dp_event",
     # batch samplers
-    "RandomAllocation", "BallsAndBins",
+    "RandomAllocation", "BallsAndBins", "MatrixMechanism", "FixedBin", "CyclicPoisson",
+    "BMinSep",
 ]
 __all__ += [_n for _n in _mechanisms.SPECS if _n not in __all__]
 

@@ -1,0 +1,222 @@
+r"""Renyi divergences of the dominating pairs of matrix-factorization training (DP-MF).
+
+Notation (design notes, "Matrix-factorization training"): ``n`` steps, ``b`` bins,
+:math:`S = G/\sigma^2` the scaled Gram matrix of the bin vectors (non-negative entries
+for a non-negative ``C``), :math:`P = b^{-1}\sum_j N(m_j, \sigma^2 I)`,
+:math:`Q = N(0, \sigma^2 I)` for the fixed bin; in general :math:`P = E_\pi N(C\pi,
+\sigma^2 I)` over the sampler's participation patterns :math:`\pi`.
+
+Remove direction, fixed bin, integer order :math:`a` (:func:`fixed_bin_log_moment`):
+
+.. math:: E_Q[(P/Q)^a] = b^{-a}\sum_{|c| = a}\binom{a}{c}
+          \exp\big((c^\top Sc - c^\top \operatorname{diag} S)/2\big),
+
+computed exactly by listing the count vectors (a depth-first walk that updates the
+exponent incrementally) while :math:`\binom{b+a-1}{a}` fits :data:`MAX_VECTORS`, and
+bounded above for every order by splitting the cross terms,
+:math:`2S_{jk}c_jc_k \le S_{jk}(c_j^2 + c_k^2)` (:math:`S_{jk} \ge 0`), which makes the
+sum a product of one series per bin:
+:math:`E \le a!\,b^{-a}[x^a]\prod_j\sum_c e^{(S_{jj}+r_j)c(c-1)/2 + r_jc/2}x^c/c!`,
+:math:`r_j = \sum_{k\ne j}S_{jk}` (exact when ``S`` is diagonal, e.g. ``c_col = [1]``).
+
+Remove direction, any sampler (:func:`convexity_log_moment`): by the joint convexity of
+:math:`(P, Q)\mapsto E_Q[(P/Q)^a]`,
+:math:`E_Q[(P/Q)^a] \le E_\pi[e^{a(a-1)\|C\pi\|^2/(2\sigma^2)}]`, evaluated exactly for
+the fixed bin (average over bins) and b-min-sep / cyclic Poisson (the columns of one
+pattern are orthogonal: the renewal recursion with deterministic weights).
+
+Add direction (:func:`add_divergence`): by Jensen's inequality
+:math:`\log(P/Q)(y) \ge E_\pi[\log dN(C\pi)/dQ(y)] = \bar m^\top y/\sigma^2 - \kappa`,
+:math:`\bar m = C\,E[\pi]`, :math:`\kappa = E_\pi\|C\pi\|^2/(2\sigma^2)`; under ``Q``
+the right side is Gaussian, so :math:`D_a(Q\|P) \le \kappa + (a-1)\|\bar m\|^2/(2\sigma^2)`
+for every real :math:`a > 1`.
+
+Orders that are not integers (remove) take the chord of the convex
+:math:`(a-1)D_a` between the neighbouring integers.  Every value is rounded up.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._rounding import up
+
+__all__ = ["MAX_VECTORS", "exact_fixed_bin_log_moment", "split_fixed_bin_log_moment",
+           "renewal_log_moment", "add_divergence", "chord"]
+
+#: Largest number of count vectors the exact fixed-bin moment lists.
+MAX_VECTORS = 4_000_000
+
+
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)
+
+
+@njit(cache=True)
+def _walk(S, a):  # pragma: no cover - numba
+    r""":math:`\log\sum_{|c|=a}\binom ac e^{(c^\top Sc - c^\top\operatorname{diag}S)/2}`
+    by a depth-first walk over the bins (field ``f_j = sum_{k assigned} S_jk c_k``)."""
+    b = S.shape[0]
+    c = np.zeros(b, dtype=np.int64)
+    field = np.zeros((b + 1, b))       # field[j] = the field seen by bins >= j
+    expo = np.zeros(b + 1)             # exponent of the bins < j
+    logw = np.zeros(b + 1)             # log of a! / prod c_k! of the bins < j
+    left = np.zeros(b + 1, dtype=np.int64)
+    lgam = np.zeros(a + 2)
+    for t in range(1, a + 2):
+        lgam[t] = lgam[t - 1] + math.log(t)
+    left[0] = a
+    logw[0] = lgam[a]
+    total = -math.inf
+    j = 0
+    c[0] = -1
+    while j >= 0:
+        c[j] += 1
+        if j == b - 1:             # the last bin takes what is left
+            cj = left[j]
+            e = expo[j] + S[j, j] * cj * (cj - 1) * 0.5 + cj * field[j, j]
+            w = logw[j] - lgam[cj] + e
+            if total == -math.inf:
+                total = w
+            elif w > total:
+                total = w + math.log1p(math.exp(total - w))
+            else:
+                total = total + math.log1p(math.exp(w - total))
+            j -= 1
+            continue
+        cj = c[j]
+        if cj > left[j]:
+            j -= 1
+            continue
+        expo[j + 1] = expo[j] + S[j, j] * cj * (cj - 1) * 0.5 + cj * field[j, j]
+        logw[j + 1] = logw[j] - lgam[cj]
+        left[j + 1] = left[j] - cj
+        for k in range(b):
+            field[j + 1, k] = field[j, k] + S[k, j] * cj
+        j += 1
+        c[j] = -1
+    return total
+
+
+def vectors(b: int, a: int) -> float:
+    """Number of count vectors of ``a`` balls in ``b`` bins."""
+    return math.exp(_log_comb(b + a - 1, a))
+
+
+def exact_fixed_bin_log_moment(S: np.ndarray, a: int) -> float:
+    r""":math:`\log E_Q[(P/Q)^a]` of the fixed bin, exact (up to round-off, rounded up),
+    or ``inf`` when :math:`\binom{b+a-1}{a}` exceeds :data:`MAX_VECTORS`."""
+    S = np.ascontiguousarray(S, dtype=np.float64)
+    b = S.shape[0]
+    if vectors(b, a) > MAX_VECTORS:
+        return math.inf
+    val = float(_walk(S, int(a))) - a * math.log(b)
+    return up(max(val, 0.0), abs(val) + float(a * a * np.max(S)) + a * math.log(b))
+
+
+def _log_series_product(logs: np.ndarray, a: int) -> np.ndarray:
+    """Log-coefficients (degree <= a) of the product of the series whose
+    log-coefficients are the rows of ``logs`` (all coefficients positive)."""
+    out = np.full(a + 1, -np.inf)
+    out[0] = 0.0
+    for row in logs:
+        new = np.full(a + 1, -np.inf)
+        for d in range(a + 1):
+            terms = out[:d + 1] + row[d::-1]
+            m = terms.max()
+            if np.isfinite(m):
+                new[d] = m + math.log(np.exp(terms - m).sum())
+        out = new
+    return out
+
+
+def split_fixed_bin_log_moment(S: np.ndarray, a: int) -> float:
+    r"""Upper bound on :math:`\log E_Q[(P/Q)^a]` of the fixed bin for any ``a`` (the
+    cross terms split onto the bins, module docstring); ``O(b a^2)``."""
+    S = np.asarray(S, dtype=np.float64)
+    b = S.shape[0]
+    d = np.diag(S)
+    r = S.sum(axis=1) - d
+    c = np.arange(a + 1, dtype=np.float64)
+    lg = np.array([math.lgamma(x + 1.0) for x in c])
+    logs = ((d + r)[:, None] * (c * (c - 1.0) / 2.0)[None, :] + r[:, None] * c[None, :] / 2.0
+            - lg[None, :])
+    # bins with equal rows share one factor: raise it to its multiplicity by squaring
+    keys, inv, counts = np.unique(np.round(np.stack([d, r], 1), 14), axis=0,
+                                  return_inverse=True, return_counts=True)
+    total = np.full(a + 1, -np.inf)
+    total[0] = 0.0
+    for g in range(keys.shape[0]):
+        row = logs[np.nonzero(inv.ravel() == g)[0][0]]
+        total = _log_series_product(np.vstack([total, _power(row, int(counts[g]), a)]), a)
+    val = lg[a] - a * math.log(b) + total[a]
+    return up(max(val, 0.0), abs(val) + a * math.log(b) + float(np.max(np.abs(logs))))
+
+
+def _power(row: np.ndarray, e: int, a: int) -> np.ndarray:
+    out = np.full(a + 1, -np.inf)
+    out[0] = 0.0
+    base = row.copy()
+    while e > 0:
+        if e & 1:
+            out = _log_series_product(np.vstack([out, base]), a)
+        e >>= 1
+        if e:
+            base = _log_series_product(np.vstack([base, base]), a)
+    return out
+
+
+def renewal_log_moment(weights: np.ndarray, b: int, p: float, kind: str,
+                       warm: bool = False) -> float:
+    r""":math:`\log E_\pi[e^{\sum_{i\in\pi} w_i}]` over the participation patterns of a
+    sampler whose pattern columns are orthogonal, for ``kind`` ``"fixed"`` (``p = 1``:
+    average over the ``b`` bins), ``"cyclic"`` (random shift, Poisson ``p``) or
+    ``"bminsep"`` (renewal with gaps :math:`b-1+\mathrm{Geom}(p)`, cold or warm start).
+    With :math:`w_i = a(a-1)\|Ce_i\|^2/(2\sigma^2)` it is the joint-convexity bound on
+    :math:`\log E_Q[(P/Q)^a]`."""
+    w = np.asarray(weights, dtype=np.float64)
+    n = w.size
+    if kind in ("fixed", "cyclic"):
+        lq = math.log1p(-p) if p < 1.0 else -math.inf
+        per = np.zeros(b)
+        for i in range(n):
+            per[i % b] += np.logaddexp(lq, math.log(p) + w[i])
+        m = per.max()
+        return up(m + math.log(np.exp(per - m).sum()) - math.log(b), abs(m) + 1.0)
+    lq = math.log1p(-p) if p < 1.0 else -math.inf
+    lp = math.log(p)
+    ring = np.zeros(b)
+    for i in range(n - 1, -1, -1):
+        ring[i % b] = np.logaddexp(lq + ring[(i + 1) % b], lp + w[i] + ring[i % b])
+    if not warm:
+        val = ring[0]
+    else:
+        val = np.logaddexp.reduce(np.concatenate([[ring[0]], lp + ring[1:]])) \
+            - math.log1p((b - 1) * p)
+    return up(float(val), abs(float(val)) + 1.0)
+
+
+def add_divergence(order: float, kappa: float, mbar_sq: float) -> float:
+    r""":math:`D_a(Q\|P) \le \kappa + (a-1)\|\bar m\|^2/(2\sigma^2)`; ``mbar_sq`` is
+    :math:`\|\bar m\|^2/\sigma^2`, ``kappa`` :math:`E_\pi\|C\pi\|^2/(2\sigma^2)`."""
+    return up(kappa + (float(order) - 1.0) * 0.5 * mbar_sq)
+
+
+def chord(order: float, log_moment) -> float:
+    r""":math:`D_a` from an integer-order bound ``log_moment(k)`` on
+    :math:`(k-1)D_k`: exact orders divided, others by the chord of the convex
+    :math:`(a-1)D_a` between the neighbouring integers (``log_moment(1) = 0``)."""
+    a = float(order)
+    lo, hi = math.floor(a), math.ceil(a)
+    if lo == hi:
+        return log_moment(int(a)) / (a - 1.0)
+    k_hi = log_moment(int(hi))
+    k_lo = 0.0 if lo <= 1 else log_moment(int(lo))
+    if not (math.isfinite(k_hi) and math.isfinite(k_lo)):
+        return math.inf
+    lo = max(lo, 1)
+    val = (k_lo * (hi - a) + k_hi * (a - lo)) / (hi - lo)
+    return up(val / (a - 1.0), max(k_lo, k_hi) / (a - 1.0))

@@ -1,0 +1,373 @@
+r"""Fused Numba samplers of the privacy loss of matrix-factorization training (DP-MF).
+
+The mechanism releases :math:`y = Cx + N(0, \sigma^2 I_n)` over ``n`` steps, ``C``
+lower-triangular with non-negative entries, :math:`x_i = 1` at the steps the record takes
+part in (design notes, "Matrix-factorization training").  With :math:`c_i` the column
+``i`` of :math:`C/\sigma` and :math:`z = y/\sigma`, the per-step log-likelihood ratio is
+:math:`\ell_i = c_i^\top z - \|c_i\|^2/2`.  Kinds (``params[0]``):
+
+``GRAM`` (fixed bin, Gram-reduced)
+    :math:`P = b^{-1}\sum_j N(m_j, \sigma^2 I)`, :math:`m_j = C\,1\{i \equiv j\}`; the
+    loss depends on :math:`y` only through :math:`u = M^\top y/\sigma^2 \in \mathbb R^b`,
+    :math:`L = \operatorname{logsumexp}_j(u_j - S_{jj}/2) - \log b`,
+    :math:`S = M^\top M/\sigma^2`.  Under :math:`Q`, :math:`u = Rz`, :math:`RR^\top = S`
+    (Cholesky, stored sparse: it keeps the band of :math:`S` apart from the rows the
+    cyclic wrap fills); under :math:`P`, :math:`u = S e_i + Rz`, :math:`i` uniform.  A
+    draw costs :math:`b` normals and :math:`\mathrm{nnz}(R) + \mathrm{nnz}(S_{:,i})`.
+``FIXED`` (fixed bin, ``n``-dimensional)
+    the same loss from :math:`z` itself: :math:`u_j = \sum_{i \equiv j} c_i^\top z`.
+``CYCLIC`` (random-shift cyclic Poisson)
+    shift :math:`s` uniform, step :math:`i \equiv s` included w.p. ``p``;
+    :math:`L = \operatorname{logsumexp}_s \sum_{i\equiv s}\log(1-p+pe^{\ell_i}) - \log b`
+    (the columns of one shift are orthogonal: band at most ``b``).
+``BMINSEP`` (b-min-sep)
+    participations form a renewal process with gaps :math:`b-1+\mathrm{Geom}(p)`;
+    :math:`V_i = \log((1-p)e^{V_{i+1}} + pe^{\ell_i + V_{i+b}})`, :math:`V_{i\ge n} = 0`
+    (a ring buffer of ``b`` values); cold start :math:`L = V_0`, warm start
+    :math:`L = \log(e^{V_0} + p\sum_{k=1}^{b-1}e^{V_k}) - \log(1+(b-1)p)`.
+
+The ``n``-dimensional kinds keep one draw's :math:`z` (``n`` floats) and its ``n``
+ratios; no ``n``-by-draws array is formed.  The "remove" loss is :math:`L(z)` with
+:math:`z \sim P` (the participation pattern drawn, its columns added), the "add" loss
+:math:`-L(z)` with :math:`z \sim Q`.  Parameters travel as one float64 array (the
+``(fill, params)`` protocol of :mod:`sampledprv.sampled.histograms.kernels`); integer
+fields are stored exactly as floats.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from numba import njit
+
+from .rng import normal, uniform
+from .user_fills import states_from
+
+__all__ = ["GRAM", "FIXED", "CYCLIC", "BMINSEP", "gram_params", "ndim_params",
+           "matrix_fill", "matrix_numpy_sampler", "pointwise_loss"]
+
+GRAM, FIXED, CYCLIC, BMINSEP = 0.0, 1.0, 2.0, 3.0
+_HEAD = 10      # kind, sign, n, b, p, warm, log b, nnz1, nnz2, spare
+
+
+def gram_params(S: np.ndarray, R: np.ndarray, direction: str) -> np.ndarray:
+    """Parameter array of the Gram-reduced fixed-bin sampler from the scaled Gram matrix
+    ``S`` (``b x b``) and a lower-triangular factor ``R`` with ``R R^T = S``; both are
+    stored by rows without their exact zeros."""
+    sign = _sign(direction)
+    b = S.shape[0]
+    sp_, si, sv = _csr(S)
+    rp, ri, rv = _csr(R)
+    head = np.zeros(_HEAD)
+    head[:8] = [GRAM, sign, 0.0, b, 1.0, 0.0, math.log(b), sv.size]
+    head[8] = rv.size
+    return np.ascontiguousarray(np.concatenate(
+        [head, 0.5 * np.diag(S), sp_, si, sv, rp, ri, rv]), dtype=np.float64)
+
+
+def ndim_params(kind: float, colptr: np.ndarray, rowidx: np.ndarray, vals: np.ndarray,
+                n: int, b: int, p: float, warm: bool, direction: str) -> np.ndarray:
+    r"""Parameter array of the ``n``-dimensional samplers.
+
+    ``colptr, rowidx, vals``: the columns of :math:`C/\sigma` (compressed sparse
+    columns, ``n + 1`` pointers); ``b`` the number of bins / cycle length / minimum
+    separation; ``p`` the inclusion probability (1 for the fixed bin)."""
+    sign = _sign(direction)
+    half = np.zeros(n)
+    for i in range(n):
+        v = vals[colptr[i]:colptr[i + 1]]
+        half[i] = 0.5 * float(v @ v)
+    mhalf = np.zeros(b)
+    z = np.zeros(n)
+    for j in range(b):            # ||m_j||^2 / 2 (no orthogonality assumed)
+        z[:] = 0.0
+        for i in range(j, n, b):
+            z[rowidx[colptr[i]:colptr[i + 1]]] += vals[colptr[i]:colptr[i + 1]]
+        mhalf[j] = 0.5 * float(z @ z)
+    head = np.zeros(_HEAD)
+    head[:8] = [kind, sign, n, b, p, 1.0 if warm else 0.0, math.log(b), vals.size]
+    return np.ascontiguousarray(np.concatenate(
+        [head, colptr.astype(np.float64), rowidx.astype(np.float64), vals, half, mhalf]),
+        dtype=np.float64)
+
+
+def _sign(direction: str) -> float:
+    if direction not in ("remove", "add"):
+        raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
+    return 1.0 if direction == "remove" else -1.0
+
+
+def _csr(A: np.ndarray) -> tuple:
+    A = np.asarray(A, dtype=np.float64)
+    ptr = [0]
+    idx, val = [], []
+    for r in range(A.shape[0]):
+        nz = np.nonzero(A[r])[0]
+        idx.append(nz)
+        val.append(A[r, nz])
+        ptr.append(ptr[-1] + nz.size)
+    return (np.array(ptr, dtype=np.float64), np.concatenate(idx).astype(np.float64),
+            np.concatenate(val))
+
+
+# ---- the Gram-reduced fixed-bin sampler ---------------------------------------------------
+@njit(cache=True)
+def _gram_fill(state, params, out):  # pragma: no cover - numba
+    sign = params[1]
+    b = int(params[3])
+    logb = params[6]
+    ns = int(params[7])
+    nr = int(params[8])
+    o = _HEAD
+    half = params[o:o + b]
+    o += b
+    sptr = params[o:o + b + 1]
+    o += b + 1
+    sidx = params[o:o + ns]
+    o += ns
+    sval = params[o:o + ns]
+    o += ns
+    rptr = params[o:o + b + 1]
+    o += b + 1
+    ridx = params[o:o + nr]
+    o += nr
+    rval = params[o:o + nr]
+    z = np.empty(b)
+    u = np.empty(b)
+    remove = sign > 0.0
+    for k in range(out.shape[0]):
+        for j in range(b):
+            z[j] = normal(state)
+        for r in range(b):
+            s = 0.0
+            for q in range(int(rptr[r]), int(rptr[r + 1])):
+                s += rval[q] * z[int(ridx[q])]
+            u[r] = s
+        if remove:
+            i = int(uniform(state) * b)
+            if i >= b:
+                i = b - 1
+            for q in range(int(sptr[i]), int(sptr[i + 1])):
+                u[int(sidx[q])] += sval[q]
+        m = -math.inf
+        for j in range(b):
+            v = u[j] - half[j]
+            u[j] = v
+            if v > m:
+                m = v
+        s = 0.0
+        for j in range(b):
+            s += math.exp(u[j] - m)
+        out[k] = sign * (m + math.log(s) - logb)
+
+
+# ---- the n-dimensional samplers -----------------------------------------------------------
+@njit(cache=True)
+def _geometric(state, p):  # pragma: no cover - numba
+    """Geometric on {1, 2, ...} with success probability ``p`` (inversion)."""
+    if p >= 1.0:
+        return 1
+    u = 1.0 - uniform(state)          # in (0, 1]
+    g = 1.0 + math.floor(math.log(u) / math.log1p(-p))
+    if g > 4.0e18:
+        return 4000000000000000000
+    return int(g)
+
+
+@njit(cache=True)
+def _add_column(z, i, cptr, cidx, cval):  # pragma: no cover - numba
+    for q in range(int(cptr[i]), int(cptr[i + 1])):
+        z[int(cidx[q])] += cval[q]
+
+
+@njit(cache=True)
+def _logaddexp(a, b):  # pragma: no cover - numba
+    if a == -math.inf:
+        return b
+    if b == -math.inf:
+        return a
+    if a > b:
+        return a + math.log1p(math.exp(b - a))
+    return b + math.log1p(math.exp(a - b))
+
+
+@njit(cache=True)
+def _loss_of_z(params, z, ell, acc, ring):  # pragma: no cover - numba
+    r"""The remove loss :math:`\log P/Q` at the scaled output ``z`` (module docstring);
+    ``ell`` (``n``), ``acc`` (``b``), ``ring`` (``b``) are work buffers."""
+    kind = params[0]
+    n = int(params[2])
+    b = int(params[3])
+    p = params[4]
+    warm = params[5] > 0.0
+    logb = params[6]
+    nnz = int(params[7])
+    o = _HEAD
+    cptr = params[o:o + n + 1]
+    o += n + 1
+    cidx = params[o:o + nnz]
+    o += nnz
+    cval = params[o:o + nnz]
+    o += nnz
+    half = params[o:o + n]
+    o += n
+    mhalf = params[o:o + b]
+    for i in range(n):                       # dot products c_i^T z
+        s = 0.0
+        for q in range(int(cptr[i]), int(cptr[i + 1])):
+            s += cval[q] * z[int(cidx[q])]
+        ell[i] = s
+    if kind == FIXED:
+        for j in range(b):
+            acc[j] = 0.0
+        for i in range(n):
+            acc[i % b] += ell[i]
+        m = -math.inf
+        for j in range(b):
+            acc[j] -= mhalf[j]
+            if acc[j] > m:
+                m = acc[j]
+        s = 0.0
+        for j in range(b):
+            s += math.exp(acc[j] - m)
+        return m + math.log(s) - logb
+    lq = math.log1p(-p) if p < 1.0 else -math.inf
+    lp = math.log(p)
+    if kind == CYCLIC:
+        for j in range(b):
+            acc[j] = 0.0
+        for i in range(n):
+            acc[i % b] += _logaddexp(lq, lp + ell[i] - half[i])
+        m = -math.inf
+        for j in range(b):
+            if acc[j] > m:
+                m = acc[j]
+        s = 0.0
+        for j in range(b):
+            s += math.exp(acc[j] - m)
+        return m + math.log(s) - logb
+    # BMINSEP: ring[i % b] holds V_i for the b suffixes ahead
+    for j in range(b):
+        ring[j] = 0.0
+    for i in range(n - 1, -1, -1):
+        v_next = ring[(i + 1) % b]
+        v_skip = ring[i % b]                 # V_{i+b}
+        ring[i % b] = _logaddexp(lq + v_next, lp + ell[i] - half[i] + v_skip)
+    if not warm:
+        return ring[0]
+    t = ring[0]
+    for k in range(1, b):
+        t = _logaddexp(t, lp + ring[k])
+    return t - math.log1p((b - 1) * p)
+
+
+@njit(cache=True)
+def _draw_pattern(state, params, z):  # pragma: no cover - numba
+    """Add the columns of one participation pattern (drawn from the sampler) to ``z``."""
+    kind = params[0]
+    n = int(params[2])
+    b = int(params[3])
+    p = params[4]
+    warm = params[5] > 0.0
+    nnz = int(params[7])
+    o = _HEAD
+    cptr = params[o:o + n + 1]
+    o += n + 1
+    cidx = params[o:o + nnz]
+    o += nnz
+    cval = params[o:o + nnz]
+    if kind == FIXED or kind == CYCLIC:
+        s = int(uniform(state) * b)
+        if s >= b:
+            s = b - 1
+        for i in range(s, n, b):
+            if kind == FIXED or p >= 1.0 or uniform(state) < p:
+                _add_column(z, i, cptr, cidx, cval)
+        return
+    # BMINSEP: last participation at -b (cold) or drawn from the stationary law (warm)
+    last = -b
+    if warm:
+        u = uniform(state) * (1.0 + (b - 1) * p)
+        if u >= 1.0:
+            k = 1 + int((u - 1.0) / p)
+            if k > b - 1:
+                k = b - 1
+            last = -b + k
+    while True:
+        nxt = last + b - 1 + _geometric(state, p)
+        if nxt >= n:
+            return
+        _add_column(z, nxt, cptr, cidx, cval)
+        last = nxt
+
+
+@njit(cache=True)
+def _ndim_fill(state, params, out):  # pragma: no cover - numba
+    sign = params[1]
+    n = int(params[2])
+    b = int(params[3])
+    z = np.empty(n)
+    ell = np.empty(n)
+    acc = np.empty(b)
+    ring = np.empty(b)
+    for k in range(out.shape[0]):
+        for i in range(n):
+            z[i] = normal(state)
+        if sign > 0.0:
+            _draw_pattern(state, params, z)
+        out[k] = sign * _loss_of_z(params, z, ell, acc, ring)
+
+
+@njit(cache=True)
+def matrix_fill(state, params, out):  # pragma: no cover - numba
+    """Write ``len(out)`` privacy losses of the DP-MF pair of ``params`` (any kind)."""
+    if params[0] == GRAM:
+        _gram_fill(state, params, out)
+    else:
+        _ndim_fill(state, params, out)
+
+
+@njit(cache=True)
+def _fill_many(params, states, out):  # pragma: no cover - numba
+    n = out.shape[0]
+    s = states.shape[0]
+    per = -(-n // s)
+    for j in range(s):
+        a = j * per
+        b = min(n, a + per)
+        if a >= b:
+            break
+        matrix_fill(states[j], params, out[a:b])
+
+
+def matrix_numpy_sampler(params: np.ndarray) -> Callable[[np.random.Generator, int],
+                                                        np.ndarray]:
+    """``sample(rng, size)``: :func:`matrix_fill` on streams seeded from ``rng``."""
+    params = np.ascontiguousarray(params, dtype=np.float64)
+
+    def sample(rng: np.random.Generator, size: int) -> np.ndarray:
+        out = np.empty(int(size))
+        _fill_many(params, states_from(rng), out)
+        return out
+    return sample
+
+
+@njit(cache=True)
+def _pointwise(params, z):  # pragma: no cover - numba
+    n = int(params[2])
+    b = int(params[3])
+    return _loss_of_z(params, z, np.empty(n), np.empty(b), np.empty(b))
+
+
+def pointwise_loss(params: np.ndarray, z: np.ndarray) -> float:
+    r""":math:`\log P/Q` at the scaled output :math:`z = y/\sigma` (``n`` floats) for
+    ``n``-dimensional parameters (:func:`ndim_params`)."""
+    if params[0] == GRAM:
+        raise ValueError("pointwise_loss takes the n-dimensional parameters (ndim_params)")
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    if z.shape != (int(params[2]),):
+        raise ValueError(f"y must have one value per step ({int(params[2])}), got shape "
+                         f"{z.shape}")
+    return float(_pointwise(params, z))
