@@ -48,6 +48,9 @@ TAIL_SOURCE = ("proven Renyi bounds of matrix-factorization training (remove: ex
 
 #: Largest integer order of the split fixed-bin bound (``O(b a^2)``).
 MAX_SPLIT_ORDER = 128
+#: Work budget (transitions) and largest order of the exact band transfer of the fixed bin.
+BAND_BUDGET = 4e8
+MAX_BAND_ORDER = 48
 
 
 def _c_col(c_col: Any) -> Tuple[float, ...]:
@@ -286,17 +289,36 @@ def _column_norms_sq(spec: MatrixMechanism) -> np.ndarray:
                      for i in range(spec.steps)]) / spec.sigma ** 2
 
 
+@functools.lru_cache(maxsize=64)
+def _band_moments(spec: MatrixMechanism) -> np.ndarray:
+    """Exact log-moments of the fixed bin at orders ``0..A`` by the band transfer (empty
+    when the band is too wide for :data:`BAND_BUDGET` or ``b < 2w + 1``)."""
+    S = spec.scaled_gram()
+    b = S.shape[0]
+    w = max(mm.cyclic_bandwidth(S), 1)
+    if b < 2 * w + 1:
+        return np.zeros(0)
+    A = 1
+    while A < MAX_BAND_ORDER and mm.band_transitions(b, w, A + 1) <= BAND_BUDGET:
+        A += 1
+    if A < 2:
+        return np.zeros(0)
+    return mm.band_fixed_bin_log_moments(S, A)
+
+
 @functools.lru_cache(maxsize=8192)
 def _fixed_log_moment(spec: MatrixMechanism, a: int) -> float:
     S = spec.scaled_gram()
+    band = _band_moments(spec)
+    if a < band.size:
+        return float(band[a])
+    exact = mm.exact_fixed_bin_log_moment(S, a)
+    if math.isfinite(exact):
+        return exact
     d = np.diag(S)
     m = a * (a - 1) * 0.5 * d
     top = float(m.max())
-    best = top + math.log(float(np.mean(np.exp(m - top))))        # joint convexity
-    best = mm.up(best, top)
-    exact = mm.exact_fixed_bin_log_moment(S, a)
-    if math.isfinite(exact):
-        return min(best, exact)
+    best = mm.up(top + math.log(float(np.mean(np.exp(m - top)))), top)   # joint convexity
     if a <= MAX_SPLIT_ORDER:
         best = min(best, mm.split_fixed_bin_log_moment(S, a))
     return best

@@ -117,6 +117,135 @@ def exact_fixed_bin_log_moment(S: np.ndarray, a: int) -> float:
     return up(max(val, 0.0), abs(val) + float(a * a * np.max(S)) + a * math.log(b))
 
 
+def cyclic_bandwidth(S: np.ndarray) -> int:
+    """Largest cyclic distance :math:`\min(|j-k|, b-|j-k|)` of a non-zero ``S[j, k]``."""
+    b = S.shape[0]
+    j, k = np.nonzero(S)
+    d = np.abs(j - k)
+    return int(np.max(np.minimum(d, b - d))) if d.size else 0
+
+
+def _state_table(w: int, A: int):
+    """The weak compositions ``(L_0..L_{w-1}, r)`` of sums ``<= A`` (sorted by sum), the
+    offset of each sum, and ``nxt[s, c]``: the state after a bin of count ``c``
+    (``L`` shifted by one, ``c`` appended, ``r += L_0``; -1 beyond the sum ``A``)."""
+    import itertools
+    states = [t for t in itertools.product(range(A + 1), repeat=w + 1) if sum(t) <= A]
+    states.sort(key=lambda t: (sum(t), t))
+    arr = np.array(states, dtype=np.int64).reshape(-1, w + 1)
+    index = {t: i for i, t in enumerate(states)}
+    sums = arr.sum(axis=1)
+    start = np.searchsorted(sums, np.arange(A + 2))
+    nxt = np.full((arr.shape[0], A + 1), -1, dtype=np.int64)
+    for i, t in enumerate(states):
+        L, r = t[:w], t[w]
+        base = L[1:]
+        for c in range(A - sums[i] + 1):
+            nxt[i, c] = index[base + (c,) + (r + L[0],)]
+    return arr, start, nxt
+
+
+@njit(cache=True)
+def _band_dp(S, w, A, st, start, nxt, lgam):  # pragma: no cover - numba
+    r""":math:`\log\sum_{|c|=t}\prod_j c_j!^{-1}e^{(c^\top Sc - c^\top\operatorname{diag}S)/2}`
+    for ``t = 0..A`` by the transfer over the bins of a cyclically ``w``-banded ``S``
+    (``b >= 2w + 1``): the counts ``F`` of bins ``0..w-1`` are fixed in turn; the state
+    is the window ``L`` of the last ``w`` counts and the total ``r`` of the bins that
+    left it; bin ``j`` meets ``L`` (distance ``<= w``) and, near the end, ``F`` (wrapped
+    distance ``<= w``)."""
+    b = S.shape[0]
+    ns = st.shape[0]
+    Z = np.full(A + 1, -math.inf)
+    cur = np.empty(ns)
+    new = np.empty(ns)
+    F = np.zeros(w, dtype=np.int64)
+    for s0 in range(start[A + 1]):
+        if st[s0, w] != 0:
+            continue
+        f = 0
+        for k in range(w):
+            F[k] = st[s0, k]
+            f += F[k]
+        v0 = 0.0
+        for k in range(w):
+            ck = F[k]
+            v0 += S[k, k] * ck * (ck - 1) * 0.5 - lgam[ck]
+            for k2 in range(k + 1, w):
+                v0 += S[k, k2] * ck * F[k2]
+        for i in range(ns):
+            cur[i] = -math.inf
+        cur[s0] = v0
+        lo = start[f]
+        for j in range(w, b):
+            for i in range(lo, ns):
+                new[i] = -math.inf
+            wrap = 0.0
+            for k in range(w):
+                if k + b - j <= w:
+                    wrap += S[j, k] * F[k]
+            for i in range(lo, ns):
+                v = cur[i]
+                if v == -math.inf:
+                    continue
+                field = wrap
+                for l in range(w):
+                    field += S[j, j - w + l] * st[i, l]
+                tot = 0
+                for l in range(w + 1):
+                    tot += st[i, l]
+                for c in range(A - tot + 1):
+                    x = v + S[j, j] * c * (c - 1) * 0.5 + c * field - lgam[c]
+                    tg = nxt[i, c]
+                    y = new[tg]
+                    if y == -math.inf:
+                        new[tg] = x
+                    elif x > y:
+                        new[tg] = x + math.log1p(math.exp(y - x))
+                    else:
+                        new[tg] = y + math.log1p(math.exp(x - y))
+            for i in range(lo, ns):
+                cur[i] = new[i]
+        for i in range(lo, ns):
+            v = cur[i]
+            if v == -math.inf:
+                continue
+            tot = 0
+            for l in range(w + 1):
+                tot += st[i, l]
+            y = Z[tot]
+            if y == -math.inf:
+                Z[tot] = v
+            elif v > y:
+                Z[tot] = v + math.log1p(math.exp(y - v))
+            else:
+                Z[tot] = y + math.log1p(math.exp(v - y))
+    return Z
+
+
+def band_transitions(b: int, w: int, A: int) -> float:
+    """Work of :func:`band_fixed_bin_log_moments` (transitions plus scanned states)."""
+    return (b * math.exp(_log_comb(A + 2 * w + 2, 2 * w + 2))
+            + b * math.exp(_log_comb(A + w, w) + _log_comb(A + w + 1, w + 1)))
+
+
+def band_fixed_bin_log_moments(S: np.ndarray, A: int) -> np.ndarray:
+    r""":math:`\log E_Q[(P/Q)^t]` of the fixed bin for ``t = 0..A``, exact (rounded up),
+    by the band transfer of :func:`_band_dp`; needs ``b >= 2w + 1`` for the cyclic
+    bandwidth ``w`` of ``S`` (:func:`cyclic_bandwidth`), else ``ValueError``."""
+    S = np.ascontiguousarray(S, dtype=np.float64)
+    b = S.shape[0]
+    w = max(cyclic_bandwidth(S), 1)
+    if b < 2 * w + 1:
+        raise ValueError(f"the band transfer needs b >= 2w + 1 bins (b={b}, w={w})")
+    st, start, nxt = _state_table(w, int(A))
+    lgam = np.array([math.lgamma(c + 1.0) for c in range(A + 2)])
+    Z = _band_dp(S, w, int(A), st, start, nxt, lgam)
+    t = np.arange(A + 1, dtype=np.float64)
+    val = lgam[:A + 1] - t * math.log(b) + Z
+    scale = np.abs(val) + t * t * float(np.max(S)) + t * math.log(b)
+    return np.array([up(max(x, 0.0), sc) for x, sc in zip(val, scale)])
+
+
 def _log_series_product(logs: np.ndarray, a: int) -> np.ndarray:
     """Log-coefficients (degree <= a) of the product of the series whose
     log-coefficients are the rows of ``logs`` (all coefficients positive)."""

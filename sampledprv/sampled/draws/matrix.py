@@ -136,21 +136,25 @@ def _gram_fill(state, params, out):  # pragma: no cover - numba
     rval = params[o:o + nr]
     z = np.empty(b)
     u = np.empty(b)
+    rp = rptr.astype(np.int64)
+    ri = ridx.astype(np.int64)
+    sp_ = sptr.astype(np.int64)
+    si = sidx.astype(np.int64)
     remove = sign > 0.0
     for k in range(out.shape[0]):
         for j in range(b):
             z[j] = normal(state)
         for r in range(b):
             s = 0.0
-            for q in range(int(rptr[r]), int(rptr[r + 1])):
-                s += rval[q] * z[int(ridx[q])]
+            for q in range(rp[r], rp[r + 1]):
+                s += rval[q] * z[ri[q]]
             u[r] = s
         if remove:
             i = int(uniform(state) * b)
             if i >= b:
                 i = b - 1
-            for q in range(int(sptr[i]), int(sptr[i + 1])):
-                u[int(sidx[q])] += sval[q]
+            for q in range(sp_[i], sp_[i + 1]):
+                u[si[q]] += sval[q]
         m = -math.inf
         for j in range(b):
             v = u[j] - half[j]
