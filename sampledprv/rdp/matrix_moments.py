@@ -118,7 +118,7 @@ def exact_fixed_bin_log_moment(S: np.ndarray, a: int) -> float:
 
 
 def cyclic_bandwidth(S: np.ndarray) -> int:
-    """Largest cyclic distance :math:`\min(|j-k|, b-|j-k|)` of a non-zero ``S[j, k]``."""
+    r"""Largest cyclic distance :math:`\min(|j-k|, b-|j-k|)` of a non-zero ``S[j, k]``."""
     b = S.shape[0]
     j, k = np.nonzero(S)
     d = np.abs(j - k)
