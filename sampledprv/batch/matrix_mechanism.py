@@ -197,7 +197,19 @@ class MatrixMechanism(Mechanism):
                                  np.asarray(y, dtype=np.float64) / self.sigma)
 
     def conditional(self, direction: str) -> Any:
-        return None
+        """The conditional sampler of the remove loss where the fixed-bin pair *is*
+        balls-and-bins: ``S`` diagonal with equal entries (e.g. ``c_col = [1]`` with
+        ``b`` dividing ``n``), the pair of ``RandomAllocation(sigma/sqrt(E), b, 1)``
+        (design notes); else ``None`` (plain samples of the loss)."""
+        if direction != "remove" or not isinstance(self.sampler, FixedBin):
+            return None
+        S = self.scaled_gram()
+        d = np.diag(S)
+        b = S.shape[0]
+        if b < 2 or np.any(S != np.diag(d)) or np.any(d != d[0]):
+            return None
+        from ..sampled.certification.conditional import ConditionalRemove
+        return ConditionalRemove(b, math.sqrt(float(d[0])))
 
     # -- tail information: proven Renyi bounds -------------------------------------------
     def renyi(self, order: float, direction: str) -> float:

@@ -207,7 +207,14 @@ class RandomAllocation(Mechanism):
 @dataclass(frozen=True)
 class BallsAndBins(RandomAllocation):
     """Balls-and-bins sampling: :class:`RandomAllocation` with ``selected=1`` (each record
-    in one uniformly chosen step of the epoch; Chua et al., AISTATS 2025)."""
+    in one uniformly chosen step of the epoch; Chua et al., AISTATS 2025).
+
+    The bin is **redrawn every epoch**: ``compose(spec, count=E)`` is ``E`` independent
+    epochs.  jax_privacy's ``BallsInBinsSampling`` keeps one bin for the whole run (the
+    record takes part every ``steps`` steps from its bin); that sampler is
+    ``sp.MatrixMechanism(sigma, E * steps, sp.FixedBin(steps), c_col=(1.0,))`` (with any
+    banded ``c_col`` for matrix-factorization training), which equals one balls-and-bins
+    epoch with noise ``sigma / sqrt(E)``: much less private than ``E`` fresh epochs."""
 
     def __post_init__(self) -> None:
         if self.selected != 1:

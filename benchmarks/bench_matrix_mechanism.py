@@ -1,0 +1,141 @@
+"""Matrix-factorization training (DP-FTRL / banded MF): certified intervals, with times.
+
+The acceptance cases of the matrix-mechanism work (default ``alpha = 1e-9``, whole
+process, wall and CPU time, CPU model and load), each beside the no-amplification
+Gaussian bound (sensitivity :math:`\\max_j\\|m_j\\|`, exact):
+
+1. fixed bin, n = 100, b = 10, ``c_col = [1, 1/2, 1/4, 1/8]`` normalised, sigma = 3:
+   ``delta(1)`` in each direction; target width <= 3% of the value, <= 60 s.
+2. same, sigma = 4: ``epsilon(1e-5)``; target width <= 0.05, <= 60 s.
+3. fixed bin, n = 1000, b = 100, same ``c_col``, sigma = 2: ``epsilon(1e-5)``; target
+   width <= 0.1, <= 120 s.
+4. ``c_col = [1]``, n = 100, b = 10, sigma = 3: ``epsilon(1e-5)`` against
+   ``RandomAllocation(3/sqrt(10), 10, 1)``; target: the interval contains the
+   random-allocation estimate and is at most twice as wide.
+
+jax_privacy's Monte Carlo recipe is not run here (jax_privacy is not a dependency).
+Each case runs in a fresh process (``--case N`` runs one; the default runs all in
+subprocesses, so the times include imports and compilation).
+
+Usage::
+
+    python benchmarks/bench_matrix_mechanism.py
+    python benchmarks/bench_matrix_mechanism.py --case 2 --n 6e7
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import cpu_model  # noqa: E402
+
+DEFAULT_N = {1: 10_000_000, 2: 50_000_000, 3: 10_000_000, 4: 10_000_000}
+
+
+def _load() -> str:
+    return "load average %.2f %.2f %.2f" % os.getloadavg()
+
+
+def _c4() -> tuple:
+    import numpy as np
+    c = np.array([1.0, 0.5, 0.25, 0.125])
+    return tuple(c / np.linalg.norm(c))
+
+
+def _no_amplification(spec, what: str):
+    import numpy as np
+    import sampledprv as sp
+    s = math.sqrt(float(np.max(np.diag(spec.scaled_gram()))))   # max_j ||m_j|| / sigma
+    acc = sp.Accountant().compose(sp.Gaussian(1.0 / s))
+    return acc.delta(1.0) if what == "delta" else acc.epsilon(1e-5)
+
+
+def case1(n: int) -> None:
+    import sampledprv as sp
+    spec = sp.MatrixMechanism(3.0, 100, sp.FixedBin(10), c_col=_c4())
+    t0, c0 = time.time(), time.process_time()
+    acc = sp.SampledAccountant(n, seed=1, progress=False).compose(spec)
+    res = {d: acc.delta(1.0, direction=d) for d in ("remove", "add")}
+    wall, cpu = time.time() - t0, time.process_time() - c0
+    print(f"case 1  fixed bin n=100 b=10 4 bands sigma=3, delta(1), n={n:,}")
+    for d, iv in res.items():
+        w = (iv.upper - iv.lower) / iv.estimate
+        print(f"  {d:7s} [{iv.lower:.5f}, {iv.upper:.5f}] (estimate {iv.estimate:.5f}) "
+              f"width {100 * w:.2f}%  target <= 3%: {'met' if w <= 0.03 else 'NOT met'}")
+    print(f"  no amplification (Gaussian) delta(1) = {_no_amplification(spec, 'delta').upper:.5f}")
+    print(f"  time     {wall:.1f} s wall, {cpu:.1f} s CPU (target <= 60 s wall)")
+
+
+def _eps_case(label: str, spec, n: int, target: float, limit: float) -> None:
+    import sampledprv as sp
+    t0, c0 = time.time(), time.process_time()
+    iv = sp.SampledAccountant(n, seed=1, progress=False).compose(spec).epsilon(1e-5)
+    wall, cpu = time.time() - t0, time.process_time() - c0
+    w = iv.upper - iv.lower
+    print(f"{label}, epsilon(1e-5), n={n:,}")
+    print(f"  certified [{iv.lower:.4f}, {iv.upper:.4f}] (estimate {iv.estimate:.4f}) "
+          f"width {w:.4f}  target <= {target}: {'met' if w <= target else 'NOT met'}")
+    print(f"  no amplification (Gaussian) epsilon = {_no_amplification(spec, 'eps').upper:.4f}")
+    print(f"  time     {wall:.1f} s wall, {cpu:.1f} s CPU (target <= {limit:.0f} s wall)")
+
+
+def case2(n: int) -> None:
+    import sampledprv as sp
+    _eps_case("case 2  fixed bin n=100 b=10 4 bands sigma=4",
+              sp.MatrixMechanism(4.0, 100, sp.FixedBin(10), c_col=_c4()), n, 0.05, 60)
+
+
+def case3(n: int) -> None:
+    import sampledprv as sp
+    _eps_case("case 3  fixed bin n=1000 b=100 4 bands sigma=2",
+              sp.MatrixMechanism(2.0, 1000, sp.FixedBin(100), c_col=_c4()), n, 0.1, 120)
+
+
+def case4(n: int) -> None:
+    import sampledprv as sp
+    t0 = time.time()
+    mf = sp.SampledAccountant(n, seed=1, progress=False).compose(
+        sp.MatrixMechanism(3.0, 100, sp.FixedBin(10), c_col=(1.0,))).epsilon(1e-5)
+    t1 = time.time()
+    ra = sp.SampledAccountant(n, seed=2, progress=False).compose(
+        sp.RandomAllocation(3.0 / math.sqrt(10.0), 10, 1)).epsilon(1e-5)
+    t2 = time.time()
+    ok = mf.lower <= ra.estimate <= mf.upper and \
+        (mf.upper - mf.lower) <= 2.0 * (ra.upper - ra.lower)
+    print(f"case 4  c_col=[1] fixed bin n=100 b=10 sigma=3 vs RandomAllocation(3/sqrt(10), 10), "
+          f"epsilon(1e-5), n={n:,}")
+    print(f"  matrix     [{mf.lower:.4f}, {mf.upper:.4f}] (estimate {mf.estimate:.4f}) "
+          f"width {mf.upper - mf.lower:.4f}, {t1 - t0:.1f} s")
+    print(f"  allocation [{ra.lower:.4f}, {ra.upper:.4f}] (estimate {ra.estimate:.4f}) "
+          f"width {ra.upper - ra.lower:.4f}, {t2 - t1:.1f} s")
+    print(f"  contains the allocation estimate and <= 2x its width: {'met' if ok else 'NOT met'}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--case", type=int, choices=(1, 2, 3, 4))
+    ap.add_argument("--n", type=float, help="draws per direction (default per case)")
+    args = ap.parse_args()
+    if args.case is None:
+        print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; {_load()}")
+        for c in (1, 2, 3, 4):
+            cmd = [sys.executable, __file__, "--case", str(c)]
+            if args.n:
+                cmd += ["--n", str(args.n)]
+            subprocess.run(cmd, check=False)
+        print(f"after: {_load()}")
+        return
+    n = int(args.n) if args.n else DEFAULT_N[args.case]
+    print(f"CPU: {cpu_model()}; {_load()}")
+    {1: case1, 2: case2, 3: case3, 4: case4}[args.case](n)
+    print(f"  after    {_load()}")
+
+
+if __name__ == "__main__":
+    main()
