@@ -111,7 +111,7 @@ def exact_fixed_bin_log_moment(S: np.ndarray, a: int) -> float:
     or ``inf`` when :math:`\binom{b+a-1}{a}` exceeds :data:`MAX_VECTORS`."""
     S = np.ascontiguousarray(S, dtype=np.float64)
     b = S.shape[0]
-    if vectors(b, a) > MAX_VECTORS:
+    if vectors(b, a) > MAX_VECTORS or vectors(b, a) * b > 50 * MAX_VECTORS:
         return math.inf
     val = float(_walk(S, int(a))) - a * math.log(b)
     return up(max(val, 0.0), abs(val) + float(a * a * np.max(S)) + a * math.log(b))
@@ -129,8 +129,15 @@ def _state_table(w: int, A: int):
     """The weak compositions ``(L_0..L_{w-1}, r)`` of sums ``<= A`` (sorted by sum), the
     offset of each sum, and ``nxt[s, c]``: the state after a bin of count ``c``
     (``L`` shifted by one, ``c`` appended, ``r += L_0``; -1 beyond the sum ``A``)."""
-    import itertools
-    states = [t for t in itertools.product(range(A + 1), repeat=w + 1) if sum(t) <= A]
+    states: list = []
+
+    def walk(prefix: tuple, left: int) -> None:       # weak compositions, sum <= A
+        if len(prefix) == w + 1:
+            states.append(prefix)
+            return
+        for c in range(left + 1):
+            walk(prefix + (c,), left - c)
+    walk((), A)
     states.sort(key=lambda t: (sum(t), t))
     arr = np.array(states, dtype=np.int64).reshape(-1, w + 1)
     index = {t: i for i, t in enumerate(states)}
@@ -223,9 +230,11 @@ def _band_dp(S, w, A, st, start, nxt, lgam):  # pragma: no cover - numba
 
 
 def band_transitions(b: int, w: int, A: int) -> float:
-    """Work of :func:`band_fixed_bin_log_moments` (transitions plus scanned states)."""
+    """Work of :func:`band_fixed_bin_log_moments` (transitions plus scanned states, and
+    the state table built in Python, counted 100 times)."""
     return (b * math.exp(_log_comb(A + 2 * w + 2, 2 * w + 2))
-            + b * math.exp(_log_comb(A + w, w) + _log_comb(A + w + 1, w + 1)))
+            + b * math.exp(_log_comb(A + w, w) + _log_comb(A + w + 1, w + 1))
+            + 100.0 * (A + 1) * math.exp(_log_comb(A + w + 1, w + 1)))
 
 
 def band_fixed_bin_log_moments(S: np.ndarray, A: int) -> np.ndarray:
@@ -311,8 +320,7 @@ def renewal_log_moment(weights: np.ndarray, b: int, p: float, kind: str,
     if kind in ("fixed", "cyclic"):
         lq = math.log1p(-p) if p < 1.0 else -math.inf
         per = np.zeros(b)
-        for i in range(n):
-            per[i % b] += np.logaddexp(lq, math.log(p) + w[i])
+        np.add.at(per, np.arange(n) % b, np.logaddexp(lq, math.log(p) + w))
         m = per.max()
         return up(m + math.log(np.exp(per - m).sum()) - math.log(b), abs(m) + 1.0)
     lq = math.log1p(-p) if p < 1.0 else -math.inf
