@@ -311,3 +311,18 @@ def test_calibrate_sigma_on_the_certified_upper_end():
     worse = acc().compose(MatrixMechanism(0.98 * res.x, 12, sp.FixedBin(4),
                                           c_col=(1.0, 0.5))).epsilon(1e-5)
     assert worse.upper > 2.0
+
+
+def test_torch_sampler_law_and_refusal():
+    torch = pytest.importorskip("torch")
+    spec = MatrixMechanism(1.2, 23, sp.FixedBin(5), c_col=(1.0, 0.8, 0.5, 0.3))
+    for d in ("remove", "add"):
+        y = spec.torch_loss_sampler(d)(torch.Generator().manual_seed(0), 40_000).numpy()
+        ref = spec.numpy_loss_sampler(d)(np.random.default_rng(9), 40_000)
+        assert _ks(y, ref) > 1e-4
+    with pytest.raises(ValueError, match="backend='numba'"):
+        MatrixMechanism(1.0, 10, sp.CyclicPoisson(2, 0.5), c_col=(1.0,)).torch_loss_sampler(
+            "add")
+    iv = sp.SampledAccountant(20_000, alpha=1e-3, seed=1, backend="torch", device="cpu",
+                              progress=False).compose(spec).delta(1.0)
+    assert iv.lower <= iv.estimate <= iv.upper < 1.0

@@ -191,6 +191,16 @@ class MatrixMechanism(Mechanism):
             return dm.matrix_numpy_sampler(self._ndim_params(direction))
         return dm.matrix_numpy_sampler(self._params(direction))
 
+    def torch_loss_sampler(self, direction: str) -> Callable:
+        """``f(generator, size)``: the Gram-reduced fixed-bin loss on a torch device
+        (dense ``b x b`` factor, blocks of draws); cyclic Poisson and b-min-sep are
+        sampled by the Numba backend only (``ValueError``)."""
+        if not isinstance(self.sampler, FixedBin):
+            raise ValueError(f"backend='torch' samples the fixed bin only; use "
+                             f"backend='numba' for {type(self.sampler).__name__}")
+        S = self.scaled_gram()
+        return dm.gram_torch_sampler(S, geo.gram_factor(S), direction)
+
     def privacy_loss_at(self, y: Any) -> float:
         r""":math:`\log(P/Q)(y)` at an output :math:`y \in \mathbb R^n` (clip-norm units)."""
         return dm.pointwise_loss(self._ndim_params("remove"),

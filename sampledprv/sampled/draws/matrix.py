@@ -37,7 +37,7 @@ fields are stored exactly as floats.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from numba import njit
@@ -46,7 +46,7 @@ from .rng import normal, uniform
 from .user_fills import states_from
 
 __all__ = ["GRAM", "FIXED", "CYCLIC", "BMINSEP", "gram_params", "ndim_params",
-           "matrix_fill", "matrix_numpy_sampler", "pointwise_loss"]
+           "matrix_fill", "matrix_numpy_sampler", "pointwise_loss", "gram_torch_sampler"]
 
 GRAM, FIXED, CYCLIC, BMINSEP = 0.0, 1.0, 2.0, 3.0
 _HEAD = 10      # kind, sign, n, b, p, warm, log b, nnz1, nnz2, spare
@@ -375,3 +375,45 @@ def pointwise_loss(params: np.ndarray, z: np.ndarray) -> float:
         raise ValueError(f"y must have one value per step ({int(params[2])}), got shape "
                          f"{z.shape}")
     return float(_pointwise(params, z))
+
+
+def gram_torch_sampler(S: np.ndarray, R: np.ndarray, direction: str,
+                       block_floats: int = 1 << 22) -> Callable:
+    r"""``f(generator, size) -> float64 Tensor`` of fixed-bin losses on the generator's
+    device by the Gram reduction (module docstring): :math:`u = [S e_i] + Rg` for a block
+    of draws at a time (``block_floats`` floats of :math:`g`, never ``size x b``)."""
+    from .torch_draws import require_torch
+    torch = require_torch()
+    sign = _sign(direction)
+    b = S.shape[0]
+    logb = math.log(b)
+    rows_per_block = max(1, int(block_floats) // b)
+    cache: dict = {}
+
+    def on(dev: Any) -> tuple:
+        key = str(dev)
+        if key not in cache:
+            cache[key] = (torch.as_tensor(np.ascontiguousarray(R.T), dtype=torch.float64,
+                                          device=dev),
+                          torch.as_tensor(np.array(S, copy=True), dtype=torch.float64,
+                                          device=dev),
+                          torch.as_tensor(0.5 * np.diag(S), dtype=torch.float64, device=dev))
+        return cache[key]
+
+    def f(gen: Any, size: int) -> Any:
+        dev = gen.device
+        Rt, St, half = on(dev)
+        parts = []
+        left = int(size)
+        while left > 0:
+            r = min(rows_per_block, left)
+            u = torch.randn((r, b), generator=gen, device=dev, dtype=torch.float64) @ Rt
+            if sign > 0:
+                i = torch.randint(0, b, (r,), generator=gen, device=dev)
+                u += St[i]
+            parts.append(sign * (torch.logsumexp(u - half, dim=1) - logb))
+            left -= r
+        if not parts:
+            return torch.empty(0, dtype=torch.float64, device=dev)
+        return torch.cat(parts)
+    return f
