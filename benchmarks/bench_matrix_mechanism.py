@@ -35,7 +35,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _machine import cpu_model  # noqa: E402
 
-DEFAULT_N = {1: 10_000_000, 2: 50_000_000, 3: 10_000_000, 4: 10_000_000}
+DEFAULT_N = {1: 10_000_000, 2: 60_000_000, 3: 10_000_000, 4: 4_000_000}
 
 
 def _load() -> str:

@@ -326,3 +326,15 @@ def test_torch_sampler_law_and_refusal():
     iv = sp.SampledAccountant(20_000, alpha=1e-3, seed=1, backend="torch", device="cpu",
                               progress=False).compose(spec).delta(1.0)
     assert iv.lower <= iv.estimate <= iv.upper < 1.0
+
+
+def test_composes_with_other_mechanisms():
+    """A run composed with a Gaussian release: the interval sits above each part's."""
+    run = MatrixMechanism(2.0, 20, sp.FixedBin(4), c_col=(1.0, 0.5))
+    alone = sp.SampledAccountant(50_000, alpha=1e-3, seed=3, progress=False).compose(run) \
+        .epsilon(1e-5)
+    both = sp.SampledAccountant(50_000, alpha=1e-3, seed=3, progress=False).compose(run) \
+        .compose(sp.Gaussian(2.0)).epsilon(1e-5)
+    gauss = sp.Accountant().compose(sp.Gaussian(2.0)).epsilon(1e-5)
+    assert both.lower > alone.lower and both.lower > gauss.lower
+    assert both.upper < alone.upper + gauss.upper

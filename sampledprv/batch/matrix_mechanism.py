@@ -32,6 +32,7 @@ from ..core import validation as v
 from ..mechanisms.base import Mechanism
 from ..mechanisms.registry import CliKind, Family, register
 from ..rdp import matrix_moments as mm
+from ..rdp._rounding import up
 from ..rdp.divergence import register_divergence
 from ..rdp.sampled_gaussian import sampled_gaussian_renyi
 from ..sampled.draws import matrix as dm
@@ -341,7 +342,7 @@ def _fixed_log_moment(spec: MatrixMechanism, a: int) -> float:
     b = d.size
     m = a * (a - 1) * 0.5 * d
     top = float(m.max())
-    best = mm.up(top + math.log(float(np.mean(np.exp(m - top)))), top)   # joint convexity
+    best = up(top + math.log(float(np.mean(np.exp(m - top)))), top)   # joint convexity
     diagonal = not np.any(S - np.diag(d))
     if a <= MAX_SPLIT_ORDER and (diagonal or b * a * a <= 200_000):
         # exact for a diagonal S (c_col = [1]); loose for wide bands (design notes)
@@ -369,7 +370,7 @@ def _renyi(spec: MatrixMechanism, a: float, direction: str) -> float:
         np.add.at(per, np.arange(spec.steps) % s.bins, (a - 1.0) * sg[inverse.ravel()])
         top = float(per.max())
         val = top + math.log(float(np.mean(np.exp(per - top))))
-        best = min(best, mm.up(val, top) / (a - 1.0))
+        best = min(best, up(val, top) / (a - 1.0))
     return best
 
 

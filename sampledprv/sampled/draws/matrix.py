@@ -333,19 +333,6 @@ def matrix_fill(state, params, out):  # pragma: no cover - numba
         _ndim_fill(state, params, out)
 
 
-@njit(cache=True)
-def _fill_many(params, states, out):  # pragma: no cover - numba
-    n = out.shape[0]
-    s = states.shape[0]
-    per = -(-n // s)
-    for j in range(s):
-        a = j * per
-        b = min(n, a + per)
-        if a >= b:
-            break
-        matrix_fill(states[j], params, out[a:b])
-
-
 def matrix_numpy_sampler(params: np.ndarray) -> Callable[[np.random.Generator, int],
                                                         np.ndarray]:
     """``sample(rng, size)``: :func:`matrix_fill` on streams seeded from ``rng``."""
@@ -353,7 +340,7 @@ def matrix_numpy_sampler(params: np.ndarray) -> Callable[[np.random.Generator, i
 
     def sample(rng: np.random.Generator, size: int) -> np.ndarray:
         out = np.empty(int(size))
-        _fill_many(params, states_from(rng), out)
+        matrix_fill(states_from(rng)[0], params, out)
         return out
     return sample
 
