@@ -338,3 +338,28 @@ def test_composes_with_other_mechanisms():
     gauss = sp.Accountant().compose(sp.Gaussian(2.0)).epsilon(1e-5)
     assert both.lower > alone.lower and both.lower > gauss.lower
     assert both.upper < alone.upper + gauss.upper
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_b_min_sep_inclusion_probabilities_of_the_add_bound(warm):
+    from sampledprv.batch.matrix_mechanism import _inclusion
+    b, p, n = 4, 0.3, 15
+    spec = MatrixMechanism(1.0, n, sp.BMinSep(b, p, warm_start=warm), c_col=(1.0,))
+    rng = np.random.default_rng(12)
+    reps = 40_000
+    hits = np.zeros(n)
+    for _ in range(reps):
+        last = -b
+        if warm:
+            w = np.r_[1.0, np.full(b - 1, p)] / (1 + (b - 1) * p)
+            last = rng.choice(b, p=w) - b
+        while True:
+            last = last + b - 1 + rng.geometric(p)
+            if last >= n:
+                break
+            hits[last] += 1
+    r = _inclusion(spec)
+    se = np.sqrt(r * (1 - r) / reps)
+    assert np.all(np.abs(hits / reps - r) <= 5 * se + 1e-12)
+    if warm:     # stationary: every step has the same inclusion probability
+        assert np.allclose(r, p / (1 + (b - 1) * p), rtol=1e-12)
