@@ -68,6 +68,27 @@ _Y_BLOCK = 2048
 _Y_SUB = 256
 #: conditional envelopes kept for repeated queries (each a few lattices of the mesh)
 _ENVELOPE_CACHE = 8
+#: the tail floor of the conditional envelopes is at most this one (that of a
+#: 1024-fold composition), and a power of two: compositions of up to 1024 steps (an
+#: Opacus run asking for epsilon at every new epoch count) share one envelope
+_SHARED_FLOOR = 1e-16 / 1024
+
+
+def shared_floor(floor: float) -> float:
+    r"""The tail floor a conditional envelope is built with for a requested ``floor``:
+    :math:`\min(10^{-16}/1024, 2^{\lfloor \log_2 \mathrm{floor} \rfloor})`.
+
+    The floor only says where the upper envelope's tail extension stops and sends the
+    rest of the bounded mass to :math:`+\infty` (:func:`~.envelopes.envelope`), so any
+    floor at most the requested one gives a valid and no looser envelope; rounding it
+    down to a power of two and capping it at the floor of a 1024-fold composition makes
+    the envelope of a histogram the same for every composition of up to 1024 steps
+    (and for every count between two powers of two beyond), so that a new epoch count
+    costs an FFT, not a new envelope."""
+    floor = float(floor)
+    if not floor > 0.0:
+        raise ValueError(f"floor must be positive, got {floor!r}")
+    return min(_SHARED_FLOOR, 2.0 ** math.floor(math.log2(floor)))
 
 
 @dataclass(frozen=True)
@@ -304,7 +325,10 @@ class ConditionalRemove:
         A pure function of its arguments; the last few results are kept (keyed by the
         values of every argument, the histogram's counts included), so that the queries
         of one composition, and accountants drawing the same samples, build each envelope
-        once.  The cached lattices are read-only."""
+        once.  The cached lattices are read-only.  ``floor`` is rounded down by
+        :func:`shared_floor`, so that compositions of different lengths share the
+        envelope."""
+        floor = shared_floor(floor)
         key = _content_key((self, hist, float(alpha), tail, float(floor), float(h)))
         with _cache_lock:
             hit = _envelopes.get(key)
