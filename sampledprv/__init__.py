@@ -15,8 +15,6 @@ sampling kernels, the Generalized Gaussian tools) is imported on first attribute
 from __future__ import annotations
 
 import importlib
-import sys as _sys
-import types as _types
 from typing import TYPE_CHECKING, Any
 
 from .core.interval import Interval
@@ -30,10 +28,6 @@ globals().update({_n: getattr(_mechanisms, _n) for _n in _mechanisms.SPECS})
 from .core.contract import PrivacyAccountant
 # eager (cheap: numpy only)
 from .gg.noisy_max import generalized_gaussian_noise, ggnmax
-# old module paths (sampledprv.prv, sampledprv.accountant, ...) keep working for one
-# release with a DeprecationWarning
-from . import _moved
-_moved.install()
 
 from .core.version import __version__
 
@@ -115,27 +109,12 @@ __all__ = [
 __all__ += [_n for _n in _mechanisms.SPECS if _n not in __all__]
 
 
-class _Package(_types.ModuleType):
-    """The package's module type: importing the deprecated module path ``sampledprv.ggnmax``
-    must not rebind ``sampledprv.ggnmax``, the function, to that module."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "ggnmax" and isinstance(value, _types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package
-
-
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is not None:
         value = getattr(importlib.import_module(module, __name__), name)
         globals()[name] = value  # later accesses skip this hook
         return value
-    if f"{__name__}.{name}" in _moved.MOVED:   # a moved module, by its old name (warns)
-        return importlib.import_module(f"{__name__}.{name}")
     # ``sampledprv.torch`` is imported lazily too: ``import sampledprv`` never imports torch.
     if name == "torch":
         return importlib.import_module(".torch", __name__)
