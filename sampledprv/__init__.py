@@ -31,6 +31,27 @@ from .gg.noisy_max import generalized_gaussian_noise, ggnmax
 
 from .core.version import __version__
 
+
+def _no_terminal_reset_at_exit() -> None:
+    """Keep Numba's colour library from writing ``ESC[0m`` to the terminal at exit.
+
+    Numba colours its compiler errors with colorama, whose ``init()`` registers an exit
+    hook that writes the reset code to ``stdout`` when it is a terminal: a stray
+    ``ESC[0m`` after the output of every run that compiled a kernel.  sampledprv writes
+    no colour, so the hook is marked as done (``init()`` then registers nothing) and
+    removed if it was registered already.  Nothing happens without colorama."""
+    try:
+        import atexit
+        import colorama.initialise as _ci
+    except ImportError:
+        return
+    if hasattr(_ci, "reset_all"):
+        atexit.unregister(_ci.reset_all)
+        _ci.atexit_done = True
+
+
+_no_terminal_reset_at_exit()
+
 # Public name -> submodule that defines it (imported on first access, PEP 562).
 _LAZY: dict[str, str] = {
     # accountants

@@ -48,6 +48,7 @@ from ...engine import LatticePMF
 from ...rdp._rounding import up
 from ...rdp.allocation import log_multinomial_moment
 from ..draws import allocation as al
+from ..histograms._pypath import phase
 from ..histograms.empirical import estimate_pmf
 from ..histograms.histogram import LossHistogram, coarsen
 from .envelopes import Envelope, compose_bounds, envelope
@@ -319,7 +320,7 @@ class ConditionalRemove:
         return 2.0 ** math.ceil(math.log2((hi - lo) / max(bins - 2, 1)))
 
     def envelope(self, hist: LossHistogram, alpha: float, *, tail: TailBound,
-                 floor: float, h: float) -> Envelope:
+                 floor: float, h: float, progress: "bool | None" = None) -> Envelope:
         """Envelopes of :math:`Y` on the mesh ``h`` from the histogram of :math:`S`.
 
         A pure function of its arguments; the last few results are kept (keyed by the
@@ -327,7 +328,8 @@ class ConditionalRemove:
         of one composition, and accountants drawing the same samples, build each envelope
         once.  The cached lattices are read-only.  ``floor`` is rounded down by
         :func:`shared_floor`, so that compositions of different lengths share the
-        envelope."""
+        envelope.  ``progress``: the bar of this phase (as everywhere: None shows it in a
+        terminal once the build has run 2 s)."""
         floor = shared_floor(floor)
         key = _content_key((self, hist, float(alpha), tail, float(floor), float(h)))
         with _cache_lock:
@@ -335,7 +337,8 @@ class ConditionalRemove:
             if hit is not None:
                 _envelopes.move_to_end(key)
                 return hit
-        env = self._envelope(hist, alpha, tail=tail, floor=floor, h=h)
+        with phase(progress, "balls-and-bins: conditional envelope (normal-CDF mixture)"):
+            env = self._envelope(hist, alpha, tail=tail, floor=floor, h=h)
         for pmf in (env.upper, env.lower, env.estimate):
             pmf.probs.setflags(write=False)
         with _cache_lock:
