@@ -72,6 +72,9 @@ _LAZY: dict[str, str] = {
     "Audit": ".core.auditing",
     "AuditResult": ".core.auditing",
     "audit": ".core.auditing",
+    # claim checks, groups and filters
+    "check_claim": ".core.claims",
+    "ClaimResult": ".core.claims",
     # interoperability (dp-accounting events in and out)
     "from_dp_event": ".interop",
     "to_dp_event": ".interop",
@@ -85,6 +88,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager form
     from .gg.tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
     from .analytic.shuffle import ShuffleAccountant
     from .batch import BallsAndBins, RandomAllocation
+    from .core.claims import ClaimResult, check_claim
     from .interop import from_dp_event, to_dp_event
     from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler,
                           SampledAccountant, ValidationReport, min_samples, plan_samples,
@@ -107,6 +111,8 @@ __all__ = [
     "GeneralizedGaussianVector", "VectorGGAccountant",
     # trade-off curves and audits
     "TradeoffCurve", "GDPBracket", "Audit", "AuditResult", "audit",
+    # claim checks
+    "check_claim", "ClaimResult",
     # interoperability
     "from_dp_event", "to_dp_event",
     # batch samplers
