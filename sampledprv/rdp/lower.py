@@ -47,7 +47,7 @@ CUT_FACTORS = (1.5, 4.0, 16.0, 256.0, 65536.0)
 
 
 def _range(law: LossDistribution, t: float) -> Tuple[float, float]:
-    """An interval of losses outside which the tilted mass :math:`e^{ty}\,dF` of the
+    r"""An interval of losses outside which the tilted mass :math:`e^{ty}\,dF` of the
     finite part of ``law`` is negligible (only the tightness depends on it)."""
     lo, hi = law._finite_range()
     if not lo <= hi:
