@@ -29,10 +29,11 @@ def default_commands() -> Dict[str, Handler]:
     from .commands_sampling import cmd_plan, cmd_validate
 
     from .commands_tradeoff import cmd_audit, cmd_tradeoff
+    from .commands_claims import cmd_check_claim
 
     return {"epsilon": cmd_epsilon, "delta": cmd_delta, "calibrate": cmd_calibrate,
             "plan": cmd_plan, "validate": cmd_validate, "curve": cmd_curve,
-            "tradeoff": cmd_tradeoff, "audit": cmd_audit}
+            "tradeoff": cmd_tradeoff, "audit": cmd_audit, "check-claim": cmd_check_claim}
 
 
 # argparse "type" callables: raise ArgumentTypeError so argparse reports them (exit 2)
@@ -329,4 +330,7 @@ solvable parameters: gaussian sigma, laplace scale, gg/ggnmax scale or sigma.
         from .commands_tradeoff import add_tradeoff_parsers
         add_tradeoff_parsers(sub, commands, _Formatter, PROG, _add_composition_args,
                              _add_common, _arg_float)
+    if "check-claim" in commands:
+        from .commands_claims import add_claims_parser
+        add_claims_parser(sub, commands, _Formatter, PROG, _add_common, _arg_float, _arg_int)
     return parser

@@ -51,8 +51,9 @@ INCONCLUSIVE_BRACKET = "inconclusive: the certified bracket contains the claim"
 #: orders at which a zCDP claim (or a callable RDP claim) is checked by default
 DEFAULT_CLAIM_ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0,
                         32.0, 64.0)
-#: floating-point resolution of the exact checks: a claim exceeded by less is "consistent"
-RESOLUTION = 1e-12
+#: relative floating-point resolution of the exact checks (ten times the outward rounding
+#: of the library's upper bounds): a claim within it of the bound is "consistent"
+RESOLUTION = 1e-10
 
 
 @dataclass(frozen=True)
@@ -264,7 +265,7 @@ def _exact_renyi(spec: Any, order: float, upper_spec: Any = None
             upper = min(upper, renyi_divergence(upper_spec or spec, order, d))
         except ValueError:
             pass
-        out[d] = (lower, min(max(lower, lower), upper), upper)
+        out[d] = (lower, lower, upper)
     return out
 
 
@@ -273,7 +274,7 @@ def _exact_delta(spec: Any, eps: float, relation: object) -> Tuple[float, float,
     acc = Accountant(eps_error=1e-3, delta_error=1e-12, neighbouring=relation).compose(spec)
     iv_r, iv_a = acc.delta(eps, "remove"), acc.delta(eps, "add")
     best = iv_r if iv_r.lower >= iv_a.lower else iv_a
-    return (best.lower, max(iv_r.estimate, iv_a.estimate), max(iv_r.upper, iv_a.upper),
+    return (best.lower, max(0.0, iv_r.estimate, iv_a.estimate), max(iv_r.upper, iv_a.upper),
             "remove" if best is iv_r else "add")
 
 
