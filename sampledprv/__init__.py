@@ -75,6 +75,13 @@ _LAZY: dict[str, str] = {
     # claim checks, groups and filters
     "check_claim": ".core.claims",
     "ClaimResult": ".core.claims",
+    "Group": ".mechanisms.group",
+    "UserLevelReport": ".mechanisms.group",
+    "user_level": ".mechanisms.group",
+    "RenyiFilter": ".rdp.filters",
+    "IndividualRenyiFilter": ".rdp.filters",
+    "GaussianDPFilter": ".rdp.filters",
+    "RenyiOdometer": ".rdp.filters",
     # interoperability (dp-accounting events in and out)
     "from_dp_event": ".interop",
     "to_dp_event": ".interop",
@@ -89,6 +96,9 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager form
     from .analytic.shuffle import ShuffleAccountant
     from .batch import BallsAndBins, RandomAllocation
     from .core.claims import ClaimResult, check_claim
+    from .mechanisms.group import Group, UserLevelReport, user_level
+    from .rdp.filters import (GaussianDPFilter, IndividualRenyiFilter, RenyiFilter,
+                              RenyiOdometer)
     from .interop import from_dp_event, to_dp_event
     from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler,
                           SampledAccountant, ValidationReport, min_samples, plan_samples,
@@ -112,7 +122,8 @@ __all__ = [
     # trade-off curves and audits
     "TradeoffCurve", "GDPBracket", "Audit", "AuditResult", "audit",
     # claim checks
-    "check_claim", "ClaimResult",
+    "check_claim", "ClaimResult", "Group", "UserLevelReport", "user_level",
+    "RenyiFilter", "IndividualRenyiFilter", "GaussianDPFilter", "RenyiOdometer",
     # interoperability
     "from_dp_event", "to_dp_event",
     # batch samplers
