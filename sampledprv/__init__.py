@@ -73,11 +73,11 @@ _LAZY: dict[str, str] = {
     "AuditResult": ".core.auditing",
     "audit": ".core.auditing",
     # claim checks, groups and filters
-    "check_claim": ".core.claims",
-    "ClaimResult": ".core.claims",
+    "check_claim": ".claims",
+    "ClaimResult": ".claims",
     "Group": ".mechanisms.group",
-    "UserLevelReport": ".mechanisms.group",
-    "user_level": ".mechanisms.group",
+    "UserLevelReport": ".claims",
+    "user_level": ".claims",
     "RenyiFilter": ".rdp.filters",
     "IndividualRenyiFilter": ".rdp.filters",
     "GaussianDPFilter": ".rdp.filters",
@@ -95,10 +95,6 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager form
     from .gg.tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
     from .analytic.shuffle import ShuffleAccountant
     from .batch import BallsAndBins, RandomAllocation
-    from .core.claims import ClaimResult, check_claim
-    from .mechanisms.group import Group, UserLevelReport, user_level
-    from .rdp.filters import (GaussianDPFilter, IndividualRenyiFilter, RenyiFilter,
-                              RenyiOdometer)
     from .interop import from_dp_event, to_dp_event
     from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler,
                           SampledAccountant, ValidationReport, min_samples, plan_samples,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import sampledprv as sp
-from sampledprv.core.claims import CONSISTENT, INCONCLUSIVE_SAMPLES, REFUTED, check_claim
+from sampledprv.claims.check import CONSISTENT, INCONCLUSIVE_SAMPLES, REFUTED, check_claim
 from sampledprv.mechanisms.laws import loss_pair
 from sampledprv.rdp import renyi_divergence
 from sampledprv.rdp.lower import pair_renyi_lower, sampled_moment_lower

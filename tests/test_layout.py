@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "engine": 2, "rdp": 2,
     "analytic": 3, "sampled": 3,
     "calibration": 4,
+    "claims": 4,              # claim checks and user-level reports (use analytic, sampled, rdp)
     "batch": 4,               # batch samplers: specs with their own samplers and Renyi bounds          # generic calibration over any accountant; gg's tools use it
     "gg": 5,
     "interop": 5,            # dp-accounting events in and out (uses analytic, rdp)

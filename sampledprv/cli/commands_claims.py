@@ -58,7 +58,7 @@ def load_rdp_file(path: str) -> Dict[float, float]:
 
 
 def cmd_check_claim(args: argparse.Namespace) -> int:
-    from ..core.claims import check_claim
+    from ..claims import check_claim
 
     spec = parse_mechanism(args.mechanism).build()
     rdp = load_rdp_file(args.rdp_file) if args.rdp_file else None

@@ -22,20 +22,27 @@ the spec whose pair dominates the group's, and says how it was obtained (:attr:`
 says what to do (account the group's own pair, e.g. a ``FinitePair`` or
 ``LogDensityPair`` of the group's output laws).
 
-:func:`user_level` composes a mechanism for users holding different numbers of records:
-one certified interval per record count, and the worst case.
+:func:`sampledprv.claims.users.user_level` composes a mechanism for users holding
+different numbers of records with it.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Tuple
 
 from ..core import validation as v
 from .base import Mechanism
 
-__all__ = ["Group", "UserLevelReport", "user_level"]
+from ._mixtures import MixtureOfGaussians
+from .approx_dp import ApproxDP, PureDP
+from .gaussian import Gaussian
+from .randomized_response import RandomizedResponse
+from .registry import family_of
+from .subsampled import PoissonSubsampled
+
+__all__ = ["Group"]
 
 
 def _binomial(g: int, q: float) -> Tuple[Tuple[float, ...], Tuple[float, ...]]:
@@ -85,18 +92,12 @@ class Group:
 
 
 def _group_spec(m: Mechanism, g: int) -> Tuple[Mechanism, str, bool]:
-    from .approx_dp import ApproxDP, PureDP
-    from .gaussian import Gaussian
-    from .randomized_response import RandomizedResponse
-    from .registry import family_of
-    from .subsampled import PoissonSubsampled
 
     if g == 1:
         return m, "group of size 1: the mechanism itself", True
     if isinstance(m, PoissonSubsampled):
         base = m.mechanism
         if isinstance(base, Gaussian):
-            from ._mixtures import MixtureOfGaussians
             ks, w = _binomial(g, m.q)
             shifts = tuple(k * base.sensitivity for k in ks)
             return (MixtureOfGaussians(base.sigma, shifts, w),
@@ -136,79 +137,3 @@ def _group_spec(m: Mechanism, g: int) -> Tuple[Mechanism, str, bool]:
         "...), PoissonSubsampled(Gaussian), PureDP, RandomizedResponse, ApproxDP. For another "
         "mechanism account the group's own pair (sp.FinitePair or sp.LogDensityPair of the "
         "output laws on datasets differing in the group)")
-
-
-@dataclass(frozen=True)
-class UserLevelReport:
-    """Per record count ``k``: the certified epsilon of a user holding ``k`` records
-    (``intervals[k]``), the share of users with ``k`` records (``users[k]``), the
-    worst case over the users present, and how each group was bounded."""
-
-    delta: float
-    count: int
-    intervals: Mapping[int, Any]
-    users: Mapping[int, float]
-    methods: Mapping[int, str]
-
-    @property
-    def worst_case(self) -> Any:
-        """The interval of the largest record count present (epsilon grows with it)."""
-        return self.intervals[max(self.intervals)]
-
-    def __str__(self) -> str:
-        lines = [f"user-level epsilon at delta={self.delta:g} after {self.count} runs:"]
-        for k in sorted(self.intervals):
-            iv = self.intervals[k]
-            lines.append(f"  {k:>4} records ({self.users[k]:.3g} of users): epsilon in "
-                         f"[{iv.lower:.5g}, {iv.upper:.5g}]  ({self.methods[k]})")
-        return "\n".join(lines)
-
-
-def user_level(mechanism: Mechanism, count: int, records_per_user: Any, delta: float,
-               accountant: Optional[Any] = None) -> UserLevelReport:
-    r"""Certified user-level epsilon when users hold different numbers of records.
-
-    Parameters
-    ----------
-    mechanism : Mechanism
-        One run (e.g. one DP-SGD step), record-level.
-    count : int
-        Runs composed.
-    records_per_user : mapping or sequence
-        ``{k: number (or share) of users with k records}``, or one record count per user.
-    delta : float
-        The delta of the reported epsilons.
-    accountant : callable, optional
-        ``accountant()`` returns a fresh accountant (default ``sp.Accountant()``).
-
-    Returns
-    -------
-    UserLevelReport
-        One interval per distinct record count (the group of that size composed
-        ``count`` times) and the worst case.
-    """
-    count = v.positive_int("count", count)
-    delta = v.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    if isinstance(records_per_user, Mapping):
-        raw = {v.positive_int("records_per_user key", k): float(n)
-               for k, n in records_per_user.items()}
-    else:
-        raw: Dict[int, float] = {}
-        for k in records_per_user:
-            k = v.positive_int("records_per_user entry", k)
-            raw[k] = raw.get(k, 0.0) + 1.0
-    raw = {k: n for k, n in raw.items() if n > 0}
-    if not raw:
-        raise ValueError("records_per_user is empty: give {records: users} or one count "
-                         "per user")
-    total = math.fsum(raw.values())
-    if accountant is None:
-        from ..analytic import Accountant
-        accountant = Accountant
-    intervals, methods = {}, {}
-    for k in sorted(raw):
-        grp = Group(mechanism, k)
-        intervals[k] = accountant().compose(grp.spec, count).epsilon(delta)
-        methods[k] = grp.method
-    return UserLevelReport(delta, count, intervals, {k: n / total for k, n in raw.items()},
-                           methods)

@@ -49,6 +49,9 @@ import numpy as np
 from ..core import validation as v
 from .conversion import epsilon_from_rdp
 
+from ..mechanisms import Gaussian, PoissonSubsampled
+from .divergence import renyi_divergence
+
 __all__ = ["RenyiFilter", "IndividualRenyiFilter", "GaussianDPFilter", "RenyiOdometer",
            "mechanism_costs", "gaussian_record_costs"]
 
@@ -72,7 +75,6 @@ def _budget(budget: Any) -> Dict[float, float]:
 def mechanism_costs(mechanism: Any, orders: Sequence[float]) -> np.ndarray:
     """Certified Renyi costs of one run of a spec at ``orders`` (worst direction,
     :func:`sampledprv.rdp.renyi_divergence`)."""
-    from .divergence import renyi_divergence
     return np.array([max(renyi_divergence(mechanism, a, "remove"),
                          renyi_divergence(mechanism, a, "add")) for a in orders])
 
@@ -188,7 +190,6 @@ def gaussian_record_costs(norms: Any, sigma: float, orders: Sequence[float],
     a = np.asarray(orders, dtype=np.float64)
     if q is None:
         return a[None, :] * g[:, None] ** 2 / (2.0 * sigma ** 2) * (1 + 1e-12)
-    from ..mechanisms import Gaussian, PoissonSubsampled
     q = v.in_interval("q", q, 0.0, 1.0, low_open=True, high_open=False)
     top = float(clip) if clip is not None else float(g.max())
     if np.any(g > top * (1 + 1e-12)):
@@ -262,7 +263,6 @@ class GaussianDPFilter:
     def mu_of(mechanism: Any) -> float:
         """The GDP parameter of a mechanism this filter accepts: a Gaussian spec
         (``sensitivity / sigma``) or a number."""
-        from ..mechanisms import Gaussian
         if isinstance(mechanism, Gaussian):
             return mechanism.mu
         if isinstance(mechanism, (int, float)) and not isinstance(mechanism, bool):

@@ -38,7 +38,16 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import validation as v
+from ..core import validation as v
+
+from ..analytic import Accountant
+from ..mechanisms import Mechanism
+from ..mechanisms.laws import loss_pair
+from ..mechanisms.relations import resolve_bounds
+from ..rdp.divergence import renyi_divergence
+from ..rdp.lower import atomic_log_moment_upper, pair_log_moment_lower, sampled_moment_lower
+from ..sampled import SampledAccountant
+from ..sampled.histograms._numpy_histogram import numpy_loss_sampler
 
 __all__ = ["ClaimPoint", "ClaimResult", "check_claim", "DEFAULT_CLAIM_ORDERS", "REFUTED",
            "CONSISTENT", "INCONCLUSIVE_SAMPLES", "INCONCLUSIVE_BRACKET"]
@@ -239,7 +248,6 @@ def _dp_claims(epsilon: Any, delta: Any) -> Tuple[Tuple[Tuple[float, float], ...
 # ---- the mechanism's side --------------------------------------------------------------
 
 def _is_spec(mech: Any) -> bool:
-    from ..mechanisms import Mechanism
     return isinstance(mech, Mechanism)
 
 
@@ -247,9 +255,6 @@ def _exact_renyi(spec: Any, order: float, upper_spec: Any = None
                  ) -> Dict[str, Tuple[float, float, float]]:
     """``direction -> (lower, estimate, upper)`` of ``D_order``: the lower end from the
     attained pair ``spec``, the upper end from ``upper_spec`` (default ``spec``)."""
-    from ..mechanisms.laws import loss_pair
-    from ..rdp.divergence import renyi_divergence
-    from ..rdp.lower import atomic_log_moment_upper, pair_log_moment_lower
 
     law_p, law_q = loss_pair(spec)
     laws = {"remove": (law_p, law_q), "add": (law_q.negated(), law_p.negated())}
@@ -270,7 +275,6 @@ def _exact_renyi(spec: Any, order: float, upper_spec: Any = None
 
 
 def _exact_delta(spec: Any, eps: float, relation: object) -> Tuple[float, float, float, str]:
-    from ..analytic import Accountant
     acc = Accountant(eps_error=1e-3, delta_error=1e-12, neighbouring=relation).compose(spec)
     iv_r, iv_a = acc.delta(eps, "remove"), acc.delta(eps, "add")
     best = iv_r if iv_r.lower >= iv_a.lower else iv_a
@@ -279,7 +283,6 @@ def _exact_delta(spec: Any, eps: float, relation: object) -> Tuple[float, float,
 
 
 def _sampled_losses(mech: Any, n: int, seed: Any) -> Dict[str, np.ndarray]:
-    from ..sampled.histograms._numpy_histogram import numpy_loss_sampler
     rng = np.random.default_rng(seed)
     dirs = ("remove",) if getattr(mech, "symmetric", False) else ("remove", "add")
     out = {}
@@ -354,7 +357,6 @@ def check_claim(mechanism: Any, *, rdp: Any = None, zcdp: Optional[float] = None
         No claim given, bad claim values, or ``method="exact"`` for a mechanism without
         an exact law.
     """
-    from ..mechanisms.relations import resolve_bounds
 
     claims_r, words_r = _renyi_claims(rdp, zcdp, orders)
     claims_dp, words_dp = _dp_claims(epsilon, delta)
@@ -386,7 +388,6 @@ def check_claim(mechanism: Any, *, rdp: Any = None, zcdp: Optional[float] = None
                                      _verdict_exact(lo, up, dl)))
         return ClaimResult(repr(mechanism), claim_words, tuple(points), "exact", 1.0)
 
-    from ..rdp.lower import sampled_moment_lower
     n = v.positive_int("n_samples", n_samples)
     if n < 100:
         raise ValueError(f"n_samples must be at least 100 for a sampled check, got {n}")
@@ -410,7 +411,6 @@ def check_claim(mechanism: Any, *, rdp: Any = None, zcdp: Optional[float] = None
             points.append(ClaimPoint("renyi", a, None, c, best[0], est, math.inf, best[1],
                                      _verdict_sampled(best[0], est, c)))
     if claims_dp:
-        from ..sampled import SampledAccountant
         seed_dp = int(s_dp.generate_state(1)[0])
         acc = SampledAccountant(n, alpha=a_part / len(claims_dp), seed=seed_dp,
                                 tail_bounds=False, progress=False)

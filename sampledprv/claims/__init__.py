@@ -1,0 +1,8 @@
+"""Checks and reports built on the accountants: :func:`check_claim` (does a mechanism
+have the privacy a library states?) and :func:`user_level` (epsilon per user when users
+hold different numbers of records)."""
+
+from .check import ClaimPoint, ClaimResult, check_claim
+from .users import UserLevelReport, user_level
+
+__all__ = ["ClaimPoint", "ClaimResult", "check_claim", "UserLevelReport", "user_level"]
