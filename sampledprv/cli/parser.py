@@ -6,6 +6,7 @@ import argparse
 import textwrap
 from typing import Callable, Dict, Mapping, Optional
 
+from .commands_claims import add_claims_parser, cmd_check_claim
 from .config import parse_int
 from .errors import PROG, UsageError
 from .mechanism_strings import kinds_help, parse_number
@@ -29,7 +30,6 @@ def default_commands() -> Dict[str, Handler]:
     from .commands_sampling import cmd_plan, cmd_validate
 
     from .commands_tradeoff import cmd_audit, cmd_tradeoff
-    from .commands_claims import cmd_check_claim
 
     return {"epsilon": cmd_epsilon, "delta": cmd_delta, "calibrate": cmd_calibrate,
             "plan": cmd_plan, "validate": cmd_validate, "curve": cmd_curve,
@@ -331,6 +331,5 @@ solvable parameters: gaussian sigma, laplace scale, gg/ggnmax scale or sigma.
         add_tradeoff_parsers(sub, commands, _Formatter, PROG, _add_composition_args,
                              _add_common, _arg_float)
     if "check-claim" in commands:
-        from .commands_claims import add_claims_parser
         add_claims_parser(sub, commands, _Formatter, PROG, _add_common, _arg_float, _arg_int)
     return parser
