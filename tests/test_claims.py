@@ -154,6 +154,31 @@ def test_sampled_pair_inputs_and_errors():
     with pytest.raises(ValueError, match="method='exact'"):
         check_claim(sampler, zcdp=0.5, method="exact")
     with pytest.raises(ValueError, match="delta"):
-        check_claim(PF, epsilon=1.0, delta=[0.1, 0.2])
+        check_claim(PF, epsilon=[1.0, 2.0, 3.0], delta=[0.1, 0.2])
     with pytest.raises(ValueError, match="alpha"):
         check_claim(PF, zcdp=0.5, alpha=0.0)
+
+
+def _gaussian_delta(mu, eps):
+    from scipy import stats
+    return stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2)
+
+
+def test_delta_claims_exact_and_sampled_against_the_closed_form():
+    mu, eps = 1.0, 1.0
+    truth = _gaussian_delta(mu, eps)                    # 0.12693...
+    exact = check_claim(sp.Gaussian(1.0), epsilon=eps, delta=[0.9 * truth, 1.1 * truth])
+    lo_pt, hi_pt = exact.points
+    assert lo_pt.lower <= truth <= lo_pt.upper
+    assert lo_pt.verdict == REFUTED and hi_pt.verdict == CONSISTENT
+    from scipy import stats
+    pair = sp.LogDensityPair(logp=lambda w: stats.norm.logpdf(w, 1.0),
+                             logq=lambda w: stats.norm.logpdf(w, 0.0),
+                             sample_p=lambda r, n: r.normal(1.0, 1.0, n),
+                             sample_q=lambda r, n: r.normal(0.0, 1.0, n), name="gauss")
+    res = check_claim(pair, epsilon=eps, delta=0.9 * truth, n_samples=100_000, alpha=0.01)
+    assert res.mechanism == "gauss" and res.certification == "sampled"
+    pt = res.points[0]
+    assert pt.lower <= truth and pt.verdict == REFUTED
+    ok = check_claim(pair, epsilon=eps, delta=1.2 * truth, n_samples=100_000, alpha=0.01)
+    assert not ok.refuted

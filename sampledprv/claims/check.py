@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -233,8 +233,10 @@ def _dp_claims(epsilon: Any, delta: Any) -> Tuple[Tuple[Tuple[float, float], ...
     dl = np.atleast_1d(np.asarray(0.0 if delta is None else delta, dtype=np.float64))
     if dl.size == 1:
         dl = np.full(eps.size, float(dl[0]))
+    elif eps.size == 1:
+        eps = np.full(dl.size, float(eps[0]))
     if dl.size != eps.size:
-        raise ValueError(f"epsilon and delta must have the same length (or delta one "
+        raise ValueError(f"epsilon and delta must have the same length (or one of them one "
                          f"value), got {eps.size} and {dl.size}")
     pts = []
     for e, d in zip(eps, dl):
@@ -373,6 +375,7 @@ def check_claim(mechanism: Any, *, rdp: Any = None, zcdp: Optional[float] = None
         (mechanism, mechanism)
     sampled = method == "sampled" or not spec
     claim_words = " and ".join(w for w in (words_r, words_dp) if w)
+    label = repr(mechanism) if spec else str(getattr(mechanism, "name", type(mechanism).__name__))
     points = []
     if not sampled:
         for a, c in claims_r.items():
@@ -386,7 +389,7 @@ def check_claim(mechanism: Any, *, rdp: Any = None, zcdp: Optional[float] = None
             lo, est, up, d = _exact_delta(mechanism, e, neighbouring)
             points.append(ClaimPoint("delta", None, e, dl, lo, est, up, d,
                                      _verdict_exact(lo, up, dl)))
-        return ClaimResult(repr(mechanism), claim_words, tuple(points), "exact", 1.0)
+        return ClaimResult(label, claim_words, tuple(points), "exact", 1.0)
 
     n = v.positive_int("n_samples", n_samples)
     if n < 100:
@@ -426,5 +429,5 @@ def check_claim(mechanism: Any, *, rdp: Any = None, zcdp: Optional[float] = None
                                      max(iv_r.upper, iv_a.upper),
                                      "remove" if best is iv_r else "add",
                                      _verdict_sampled(best.lower, est, dl)))
-    return ClaimResult(repr(mechanism), claim_words, tuple(points), "sampled", 1.0 - alpha,
+    return ClaimResult(label, claim_words, tuple(points), "sampled", 1.0 - alpha,
                        n_samples=n)

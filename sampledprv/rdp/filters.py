@@ -41,8 +41,7 @@ adaptively chosen mechanisms and stopping at a curve budget is not valid in gene
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 import numpy as np
 

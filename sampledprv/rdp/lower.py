@@ -31,7 +31,7 @@ Derivations: design notes, "Claim checks".
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Sequence, Tuple
 
 import numpy as np
 
