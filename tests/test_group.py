@@ -96,3 +96,13 @@ def test_group_matches_dp_accounting_mixture_pld(size):
     ref = acc.get_epsilon(DELTA)
     assert iv.lower <= ref * 1.0 and ref <= iv.upper + STEPS * 1e-4
     assert abs(iv.lower - ref) <= 0.01 * ref and abs(iv.upper - ref) <= 0.01 * ref
+
+
+def test_group_spec_round_trips_through_dp_accounting_events():
+    pytest.importorskip("dp_accounting")
+    g = sp.Group(DPSGD, size=3)
+    ev = sp.to_dp_event(g.spec)
+    assert type(ev).__name__ == "MixtureOfGaussiansDpEvent"
+    assert list(ev.sensitivities) == [0.0, 1.0, 2.0, 3.0]
+    back = sp.from_dp_event(ev)
+    assert back.mechanisms == ((g.spec, 1),) or dict(back.mechanisms) == {g.spec: 1}
