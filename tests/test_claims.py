@@ -182,3 +182,12 @@ def test_delta_claims_exact_and_sampled_against_the_closed_form():
     assert pt.lower <= truth and pt.verdict == REFUTED
     ok = check_claim(pair, epsilon=eps, delta=1.2 * truth, n_samples=100_000, alpha=0.01)
     assert not ok.refuted
+
+
+def test_batch_sampler_without_a_law_is_checked_from_samples():
+    m = sp.RandomAllocation(1.0, 10)
+    res = check_claim(m, zcdp=0.01, orders=(2.0,), n_samples=20_000, alpha=0.01)
+    assert res.certification == "sampled" and res.refuted
+    assert not check_claim(m, zcdp=0.3, orders=(2.0,), n_samples=20_000).refuted
+    with pytest.raises(ValueError, match="method='sampled'"):
+        check_claim(m, zcdp=0.3, method="exact")

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -43,6 +43,7 @@ from ..core import validation as v
 from ..analytic import Accountant
 from ..mechanisms import Mechanism
 from ..mechanisms.laws import loss_pair
+from ..mechanisms.registry import family_of
 from ..mechanisms.relations import resolve_bounds
 from ..rdp.divergence import renyi_divergence
 from ..rdp.lower import atomic_log_moment_upper, pair_log_moment_lower, sampled_moment_lower
@@ -130,7 +131,6 @@ class ClaimResult:
     certification: str
     confidence: float
     n_samples: Optional[int] = None
-    details: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def refuted(self) -> bool:
@@ -253,6 +253,14 @@ def _is_spec(mech: Any) -> bool:
     return isinstance(mech, Mechanism)
 
 
+def _sampled_only(spec: Any) -> bool:
+    """True for registered specs whose loss has no closed form (batch samplers)."""
+    try:
+        return bool(family_of(spec).extras.get("sampled_only"))
+    except TypeError:
+        return False
+
+
 def _exact_renyi(spec: Any, order: float, upper_spec: Any = None
                  ) -> Dict[str, Tuple[float, float, float]]:
     """``direction -> (lower, estimate, upper)`` of ``D_order``: the lower end from the
@@ -341,7 +349,8 @@ def check_claim(mechanism: Any, *, rdp: Any = None, zcdp: Optional[float] = None
     alpha : float
         Failure probability of the sampled bounds, all points together.
     method : {"auto", "exact", "sampled"}
-        ``"auto"``: exact for built-in specs, sampled otherwise.
+        ``"auto"``: exact for specs with a closed-form law, sampled otherwise (user
+        inputs, batch samplers); :attr:`ClaimResult.certification` says which ran.
     n_samples : int
         Draws per direction for sampled checks.
     seed : int or SeedSequence
@@ -373,7 +382,11 @@ def check_claim(mechanism: Any, *, rdp: Any = None, zcdp: Optional[float] = None
                          f"{type(mechanism).__name__}; use method='sampled'")
     upper_spec, resolved = resolve_bounds(mechanism, neighbouring) if spec else \
         (mechanism, mechanism)
-    sampled = method == "sampled" or not spec
+    sampled = method == "sampled" or not spec or \
+        (method == "auto" and _sampled_only(resolved))
+    if method == "exact" and _sampled_only(resolved):
+        raise ValueError(f"method='exact': {type(mechanism).__name__} has no closed-form "
+                         "privacy-loss law (its loss is only sampled); use method='sampled'")
     claim_words = " and ".join(w for w in (words_r, words_dp) if w)
     label = repr(mechanism) if spec else str(getattr(mechanism, "name", type(mechanism).__name__))
     points = []
