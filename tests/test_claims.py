@@ -109,6 +109,7 @@ def test_random_true_claims_never_refuted_false_claims_refuted_exact():
         assert all(p.verdict == REFUTED for p in false.points), spec
 
 
+@pytest.mark.slow
 def test_random_true_and_false_claims_sampled_at_1e6():
     rng = np.random.default_rng(350)
     specs = _random_specs(rng, 30)
