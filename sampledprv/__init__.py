@@ -78,6 +78,7 @@ _LAZY: dict[str, str] = {
     "Group": ".mechanisms.group",
     "UserLevelReport": ".claims",
     "user_level": ".claims",
+    "group_epsilon": ".claims",
     "RenyiFilter": ".rdp.filters",
     "IndividualRenyiFilter": ".rdp.filters",
     "GaussianDPFilter": ".rdp.filters",
@@ -118,7 +119,7 @@ __all__ = [
     # trade-off curves and audits
     "TradeoffCurve", "GDPBracket", "Audit", "AuditResult", "audit",
     # claim checks
-    "check_claim", "ClaimResult", "Group", "UserLevelReport", "user_level",
+    "check_claim", "ClaimResult", "Group", "UserLevelReport", "user_level", "group_epsilon",
     "RenyiFilter", "IndividualRenyiFilter", "GaussianDPFilter", "RenyiOdometer",
     # interoperability
     "from_dp_event", "to_dp_event",

@@ -106,3 +106,21 @@ def test_group_spec_round_trips_through_dp_accounting_events():
     assert list(ev.sensitivities) == [0.0, 1.0, 2.0, 3.0]
     back = sp.from_dp_event(ev)
     assert back.mechanisms == ((g.spec, 1),) or dict(back.mechanisms) == {g.spec: 1}
+
+
+def test_group_epsilon_from_the_composed_curve_is_a_valid_bound():
+    acc = sp.Accountant().compose(sp.Gaussian(4.0), 10)
+    for g in (1, 2, 3):
+        ge = sp.group_epsilon(acc, g, 1e-5)
+        exact = sp.Accountant().compose(sp.Gaussian(4.0, float(g)), 10).epsilon(1e-5)
+        assert ge.epsilon >= exact.lower                  # never below the true value
+        # the certificate it states holds
+        d_up = acc.delta(ge.eps_record).upper
+        assert d_up * sum(math.exp(i * ge.eps_record) for i in range(g)) <= 1e-5
+    pure = sp.group_epsilon(sp.Accountant().compose(sp.PureDP(0.5)), 3, 1e-6)
+    assert 1.5 * 0.99 <= pure.epsilon <= 1.5 + 0.1        # about g * eps for pure DP
+    # any composition, e.g. subsampled Laplace where no exact group pair is offered
+    lap = sp.Accountant().compose(sp.PoissonSubsampled(sp.Laplace(2.0), 0.05), 100)
+    assert math.isfinite(sp.group_epsilon(lap, 4, 1e-5).epsilon)
+    with pytest.raises(ValueError, match="group_epsilon"):
+        sp.Group(sp.PoissonSubsampled(sp.Laplace(2.0), 0.05), 4)

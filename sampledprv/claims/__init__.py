@@ -3,6 +3,7 @@ have the privacy a library states?) and :func:`user_level` (epsilon per user whe
 hold different numbers of records)."""
 
 from .check import ClaimPoint, ClaimResult, check_claim
-from .users import UserLevelReport, user_level
+from .users import GroupEpsilon, UserLevelReport, group_epsilon, user_level
 
-__all__ = ["ClaimPoint", "ClaimResult", "check_claim", "UserLevelReport", "user_level"]
+__all__ = ["ClaimPoint", "ClaimResult", "check_claim", "UserLevelReport", "user_level",
+           "GroupEpsilon", "group_epsilon"]

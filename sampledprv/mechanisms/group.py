@@ -19,7 +19,9 @@ the spec whose pair dominates the group's, and says how it was obtained (:attr:`
   (group privacy by induction over the ``g`` records; certified, not tight in general).
 
 ``size=1`` is the mechanism itself.  Other specs are refused with a ``ValueError`` that
-says what to do (account the group's own pair, e.g. a ``FinitePair`` or
+says what to do: bound the group from the certified composed curve
+(:func:`sampledprv.claims.users.group_epsilon`, group privacy of approximate DP, valid for
+any composition but loose), or account the group's own pair (a ``FinitePair`` or
 ``LogDensityPair`` of the group's output laws).
 
 :func:`sampledprv.claims.users.user_level` composes a mechanism for users holding
@@ -105,8 +107,9 @@ def _group_spec(m: Mechanism, g: int) -> Tuple[Mechanism, str, bool]:
                     f"k ~ Binomial({g}, {m.q:g}) (add/remove neighbours)", True)
         raise ValueError(
             f"Group(size={g}) of {m!r}: the group of a Poisson-subsampled mechanism is exact "
-            "only for a Gaussian base (a mixture of Gaussians); for another base, account "
-            "the group's pair directly (sp.LogDensityPair of the mixture over "
+            "only for a Gaussian base (a mixture of Gaussians); for another base, bound the "
+            "group from the composed curve (sp.group_epsilon(accountant, size, delta)) or "
+            "account the group's pair directly (sp.LogDensityPair of the mixture over "
             "k ~ Binomial(size, q) of the base shifted k times)")
     try:
         fam = family_of(m)
@@ -135,5 +138,6 @@ def _group_spec(m: Mechanism, g: int) -> Tuple[Mechanism, str, bool]:
         f"Group(size={g}) of {type(m).__name__}: no group bound is known to the library; "
         "supported: additive noise with a sensitivity (Gaussian, Laplace, GeneralizedGaussian, "
         "...), PoissonSubsampled(Gaussian), PureDP, RandomizedResponse, ApproxDP. For another "
-        "mechanism account the group's own pair (sp.FinitePair or sp.LogDensityPair of the "
-        "output laws on datasets differing in the group)")
+        "mechanism bound the group from the composed curve (sp.group_epsilon(accountant, "
+        "size, delta)) or account the group's own pair (sp.FinitePair or sp.LogDensityPair "
+        "of the output laws on datasets differing in the group)")
