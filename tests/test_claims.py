@@ -158,6 +158,10 @@ def test_sampled_pair_inputs_and_errors():
         check_claim(PF, epsilon=[1.0, 2.0, 3.0], delta=[0.1, 0.2])
     with pytest.raises(ValueError, match="alpha"):
         check_claim(PF, zcdp=0.5, alpha=0.0)
+    with pytest.raises(ValueError, match="mechanism must be"):
+        check_claim("gaussian sigma=1", zcdp=0.5)
+    with pytest.raises(ValueError, match="rdp must be"):
+        check_claim(PF, rdp=[1, 2])
 
 
 def _gaussian_delta(mu, eps):

@@ -297,7 +297,11 @@ def _sampled_losses(mech: Any, n: int, seed: Any) -> Dict[str, np.ndarray]:
     dirs = ("remove",) if getattr(mech, "symmetric", False) else ("remove", "add")
     out = {}
     for d, child in zip(dirs, rng.spawn(len(dirs))):
-        f = numpy_loss_sampler(mech, d)
+        try:
+            f = numpy_loss_sampler(mech, d)
+        except TypeError:
+            raise ValueError(f"mechanism must be a sampledprv spec, FinitePair, LogDensityPair "
+                             f"or PrivacyLossSampler, got {mech!r}") from None
         chunks, left = [], n
         while left > 0:
             k = min(left, 1 << 20)
