@@ -157,3 +157,7 @@ def test_bad_budgets():
         RenyiFilter({})
     with pytest.raises(ValueError, match="orders"):
         RenyiFilter({1.0: 1.0})
+    with pytest.raises(ValueError, match="missing"):
+        RenyiFilter({2.0: 1.0, 4.0: 2.0}).try_spend({2.0: 0.1})
+    with pytest.raises(ValueError, match="RenyiFilter"):
+        GaussianDPFilter(1.0).would_cross("gaussian")

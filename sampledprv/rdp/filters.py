@@ -135,6 +135,10 @@ class RenyiFilter:
 
     def _costs(self, mechanism: Any) -> np.ndarray:
         if isinstance(mechanism, Mapping):
+            missing = [a for a in self.orders if a not in mechanism]
+            if missing:
+                raise ValueError(f"costs must give every order of the budget {self.orders}; "
+                                 f"missing {missing}")
             c = np.array([v.nonnegative("cost", mechanism[a]) for a in self.orders])
         else:
             c = mechanism_costs(mechanism, self.orders)
