@@ -54,3 +54,23 @@ def test_bad_input_exit_2(tmp_path):
     assert r.returncode == 2 and "--rdp-file" in r.stderr
     r = run("check-claim", "-m", "gaussian sigma=1", "--zcdp", "0.5", "--orders", "1")
     assert r.returncode == 2 and "orders" in r.stderr
+
+
+def test_group_command():
+    r = run("group", "-m", "subsampled-gaussian sigma=2 q=0.01", "-c", "100", "--size", "1",
+            "2", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    (one, two) = out["results"]
+    assert one["size"] == 1 and "itself" in one["method"]
+    assert "exact: mixture of Gaussians" in two["method"]
+    assert one["upper"] < two["lower"]
+    r = run("group", "-m", "subsampled-laplace scale=2 q=0.05", "-c", "10", "--size", "3")
+    assert r.returncode == 2 and "--from-curve" in r.stderr
+    r = run("group", "-m", "subsampled-laplace scale=2 q=0.05", "-c", "10", "--size", "3",
+            "--from-curve", "--json")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)["results"][0]
+    assert res["lower"] is None and res["method"].startswith("bound: group privacy")
+    r = run("group", "-m", "gaussian sigma=1", "--size", "0")
+    assert r.returncode == 2 and "--size" in r.stderr

@@ -1,7 +1,9 @@
-"""The ``check-claim`` subcommand: check a stated privacy guarantee against the mechanism.
+"""The ``check-claim`` and ``group`` subcommands.
 
-Exit code 0 when no point is refuted, 1 when the claim is refuted (like ``validate``
-when the law is rejected), 2 on bad input.
+``check-claim``: check a stated privacy guarantee against the mechanism; exit code 0 when
+no point is refuted, 1 when the claim is refuted (like ``validate`` when the law is
+rejected), 2 on bad input.  ``group``: the certified epsilon of groups of records (users
+holding several records) for a composition of one mechanism.
 """
 
 from __future__ import annotations
@@ -15,7 +17,14 @@ from .errors import EXIT_INTERNAL, EXIT_OK, UsageError
 from .mechanism_strings import parse_mechanism
 from .output import emit, text_table
 
-__all__ = ["cmd_check_claim", "add_claims_parser", "load_rdp_file"]
+__all__ = ["cmd_check_claim", "cmd_group", "add_claims_parser", "load_rdp_file"]
+
+
+def _claims() -> Any:
+    """The claim checker and group tools (imported when a command runs, so that the
+    command line starts without the accountants)."""
+    from .. import claims
+    return claims
 
 
 def load_rdp_file(path: str) -> Dict[float, float]:
@@ -58,8 +67,7 @@ def load_rdp_file(path: str) -> Dict[float, float]:
 
 
 def cmd_check_claim(args: argparse.Namespace) -> int:
-    from ..claims import check_claim
-
+    check_claim = _claims().check_claim
     spec = parse_mechanism(args.mechanism).build()
     rdp = load_rdp_file(args.rdp_file) if args.rdp_file else None
     if rdp is None and args.zcdp is None and args.epsilon is None:
@@ -89,9 +97,43 @@ def cmd_check_claim(args: argparse.Namespace) -> int:
     return EXIT_INTERNAL if res.refuted else EXIT_OK
 
 
+def cmd_group(args: argparse.Namespace) -> int:
+    claims = _claims()
+    spec = parse_mechanism(args.mechanism).build()
+    sizes = sorted(set(args.size))
+    if any(g < 1 for g in sizes):
+        raise UsageError(f"--size values are numbers of records (integers >= 1), got {sizes}")
+    if args.count < 1:
+        raise UsageError(f"--count must be a positive integer, got {args.count}")
+    rows, results = [], []
+    record_acc = None
+    for g in sizes:
+        try:
+            grp = claims.Group(spec, g)
+            iv = claims.Accountant(eps_error=args.eps_error).compose(
+                grp.spec, args.count).epsilon(args.delta)
+            lo, up, method = iv.lower, iv.upper, grp.method
+        except ValueError as exc:
+            if not args.from_curve:
+                raise UsageError(f"{exc} (or add --from-curve)") from None
+            if record_acc is None:
+                record_acc = claims.Accountant(eps_error=args.eps_error).compose(spec,
+                                                                                 args.count)
+            ge = claims.group_epsilon(record_acc, g, args.delta)
+            lo, up, method = math.nan, ge.epsilon, "bound: " + ge.method
+        rows.append([str(g), "-" if math.isnan(lo) else f"{lo:.5g}", f"{up:.5g}", method])
+        results.append({"size": g, "lower": None if math.isnan(lo) else lo, "upper": up,
+                        "method": method})
+    text = [f"mechanism: {args.mechanism} x {args.count:,}", f"delta: {args.delta:g}", ""]
+    text += text_table(["size", "epsilon lower", "epsilon upper", "how"], rows)
+    emit(args, {"command": "group", "mechanism": args.mechanism, "count": args.count,
+                "delta": args.delta, "results": results}, text)
+    return EXIT_OK
+
+
 def add_claims_parser(sub: Any, commands: Any, formatter: Any, prog: str, add_common: Any,
                       arg_float: Any, arg_int: Any) -> None:
-    """Register ``check-claim`` on the subparsers ``sub``."""
+    """Register ``check-claim`` and ``group`` on the subparsers ``sub``."""
     p = sub.add_parser("check-claim", formatter_class=formatter,
                        help="check a stated privacy guarantee (RDP, zCDP, DP) against the "
                             "mechanism",
@@ -129,3 +171,31 @@ examples:
                    default="add_remove", help="neighbouring relation (default add_remove)")
     add_common(p)
     p.set_defaults(func=commands["check-claim"])
+    if "group" not in commands:
+        return
+    p = sub.add_parser("group", formatter_class=formatter,
+                       help="certified epsilon of groups of records (users with several "
+                            "records)",
+                       description="Epsilon of a group of SIZE records after COUNT runs of the "
+                                   "mechanism: the exact group pair for Poisson-subsampled "
+                                   "Gaussian steps (mixture of Gaussians) and additive noise "
+                                   "(sensitivity times SIZE), group privacy bounds for pure/"
+                                   "approximate DP, and with --from-curve a bound from the "
+                                   "record-level curve for any mechanism.",
+                       epilog=f"""examples:
+  {prog} group -m "subsampled-gaussian sigma=2 q=0.01" -c 1000 --size 1 2 4 16
+  {prog} group -m "subsampled-laplace scale=2 q=0.05" -c 100 --size 4 --from-curve
+""")
+    p.add_argument("-m", "--mechanism", required=True, metavar="SPEC",
+                   help="the record-level mechanism (one run)")
+    p.add_argument("-c", "--count", type=arg_int, default=1, help="runs (default 1)")
+    p.add_argument("--size", type=arg_int, nargs="+", required=True, metavar="G",
+                   help="group sizes (records per user)")
+    p.add_argument("--delta", type=arg_float, default=1e-5, help="delta (default 1e-5)")
+    p.add_argument("--eps-error", type=arg_float, default=0.01,
+                   help="analytic accountant's epsilon error (default 0.01)")
+    p.add_argument("--from-curve", action="store_true",
+                   help="for mechanisms without an exact group pair: group privacy of the "
+                        "record-level curve (a valid, usually loose, upper bound)")
+    add_common(p)
+    p.set_defaults(func=commands["group"])
