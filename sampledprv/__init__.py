@@ -87,6 +87,17 @@ _LAZY: dict[str, str] = {
     "Audit": ".core.auditing",
     "AuditResult": ".core.auditing",
     "audit": ".core.auditing",
+    # claim checks, groups and filters
+    "check_claim": ".claims",
+    "ClaimResult": ".claims",
+    "Group": ".mechanisms.group",
+    "UserLevelReport": ".claims",
+    "user_level": ".claims",
+    "group_epsilon": ".claims",
+    "RenyiFilter": ".rdp.filters",
+    "IndividualRenyiFilter": ".rdp.filters",
+    "GaussianDPFilter": ".rdp.filters",
+    "RenyiOdometer": ".rdp.filters",
     # interoperability (dp-accounting events in and out)
     "from_dp_event": ".interop",
     "to_dp_event": ".interop",
@@ -122,6 +133,9 @@ __all__ = [
     "GeneralizedGaussianVector", "VectorGGAccountant",
     # trade-off curves and audits
     "TradeoffCurve", "GDPBracket", "Audit", "AuditResult", "audit",
+    # claim checks
+    "check_claim", "ClaimResult", "Group", "UserLevelReport", "user_level", "group_epsilon",
+    "RenyiFilter", "IndividualRenyiFilter", "GaussianDPFilter", "RenyiOdometer",
     # interoperability
     "from_dp_event", "to_dp_event",
     # batch samplers

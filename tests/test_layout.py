@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "engine": 2, "rdp": 2,
     "analytic": 3, "sampled": 3,
     "calibration": 4,
+    "claims": 4,              # claim checks and user-level reports (use analytic, sampled, rdp)
     "batch": 4,               # batch samplers: specs with their own samplers and Renyi bounds          # generic calibration over any accountant; gg's tools use it
     "gg": 5,
     "interop": 5,            # dp-accounting events in and out (uses analytic, rdp)
@@ -188,7 +189,9 @@ def test_function_level_imports_are_few():
     bounded so that new ones are a choice (issue 23 counted 87 before the reorganisation; 30 after it, 8 of them in PENDING_KERNELS)."""
     lazy = [(m, n) for m, p in modules().items() for n, _, is_lazy in imports_of(m, p)
             if is_lazy]
-    assert len(lazy) <= 35, len(lazy)
+    # 36: the check-claim command imports the claim checker (and with it both accountants)
+    # when it runs, so that the command line starts without them
+    assert len(lazy) <= 36, len(lazy)
 
 
 # ---- old paths are gone --------------------------------------------------------------
