@@ -31,24 +31,32 @@ SIGMA, Q, STEPS, DELTA = 2.0, 0.01, 1000, 1e-5
 
 
 def main() -> None:
+    import argparse
+
     import dp_accounting
     from dp_accounting.pld import pld_privacy_accountant
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1,2,4,16", help="group sizes")
+    ap.add_argument("--steps", type=int, default=STEPS, help="DP-SGD steps")
+    args = ap.parse_args()
+    steps = args.steps
 
     print(f"# {cpu_model()}, load {os.getloadavg()[0]:.2f}; dp-accounting "
           f"{version('dp-accounting')}")
     print("size | ours [lower, upper] | ours s | dp-accounting eps | dp-acc s | in 1%")
-    for size in (1, 2, 4, 16):
+    for size in (int(x) for x in args.sizes.split(",")):
         g = sp.Group(sp.PoissonSubsampled(sp.Gaussian(SIGMA), Q), size=size)
         clear_law_cache()
         t = time.perf_counter()
-        iv = sp.Accountant().compose(g.spec, STEPS).epsilon(DELTA)
+        iv = sp.Accountant().compose(g.spec, steps).epsilon(DELTA)
         t_ours = time.perf_counter() - t
         shifts = [0.0, 1.0] if size == 1 else list(g.spec.sensitivities)
         probs = [1 - Q, Q] if size == 1 else list(g.spec.probs)
         t = time.perf_counter()
         acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
         acc.compose(dp_accounting.dp_event.MixtureOfGaussiansDpEvent(SIGMA, shifts, probs),
-                    STEPS)
+                    steps)
         ref = acc.get_epsilon(DELTA)
         t_ref = time.perf_counter() - t
         ok = abs(iv.lower - ref) <= 0.01 * ref and abs(iv.upper - ref) <= 0.01 * ref
