@@ -15,8 +15,6 @@ sampling kernels, the Generalized Gaussian tools) is imported on first attribute
 from __future__ import annotations
 
 import importlib
-import sys as _sys
-import types as _types
 from typing import TYPE_CHECKING, Any
 
 from .core.interval import Interval
@@ -30,12 +28,29 @@ globals().update({_n: getattr(_mechanisms, _n) for _n in _mechanisms.SPECS})
 from .core.contract import PrivacyAccountant
 # eager (cheap: numpy only)
 from .gg.noisy_max import generalized_gaussian_noise, ggnmax
-# old module paths (sampledprv.prv, sampledprv.accountant, ...) keep working for one
-# release with a DeprecationWarning
-from . import _moved
-_moved.install()
 
 from .core.version import __version__
+
+
+def _no_terminal_reset_at_exit() -> None:
+    """Keep Numba's colour library from writing ``ESC[0m`` to the terminal at exit.
+
+    Numba colours its compiler errors with colorama, whose ``init()`` registers an exit
+    hook that writes the reset code to ``stdout`` when it is a terminal: a stray
+    ``ESC[0m`` after the output of every run that compiled a kernel.  sampledprv writes
+    no colour, so the hook is marked as done (``init()`` then registers nothing) and
+    removed if it was registered already.  Nothing happens without colorama."""
+    try:
+        import atexit
+        import colorama.initialise as _ci
+    except ImportError:
+        return
+    if hasattr(_ci, "reset_all"):
+        atexit.unregister(_ci.reset_all)
+        _ci.atexit_done = True
+
+
+_no_terminal_reset_at_exit()
 
 # Public name -> submodule that defines it (imported on first access, PEP 562).
 _LAZY: dict[str, str] = {
@@ -76,6 +91,17 @@ _LAZY: dict[str, str] = {
     "Audit": ".core.auditing",
     "AuditResult": ".core.auditing",
     "audit": ".core.auditing",
+    # claim checks, groups and filters
+    "check_claim": ".claims",
+    "ClaimResult": ".claims",
+    "Group": ".mechanisms.group",
+    "UserLevelReport": ".claims",
+    "user_level": ".claims",
+    "group_epsilon": ".claims",
+    "RenyiFilter": ".rdp.filters",
+    "IndividualRenyiFilter": ".rdp.filters",
+    "GaussianDPFilter": ".rdp.filters",
+    "RenyiOdometer": ".rdp.filters",
     # interoperability (dp-accounting events in and out)
     "from_dp_event": ".interop",
     "to_dp_event": ".interop",
@@ -112,6 +138,9 @@ __all__ = [
     "GeneralizedGaussianVector", "VectorGGAccountant",
     # trade-off curves and audits
     "TradeoffCurve", "GDPBracket", "Audit", "AuditResult", "audit",
+    # claim checks
+    "check_claim", "ClaimResult", "Group", "UserLevelReport", "user_level", "group_epsilon",
+    "RenyiFilter", "IndividualRenyiFilter", "GaussianDPFilter", "RenyiOdometer",
     # interoperability
     "from_dp_event", "to_dp_event",
     # batch samplers
@@ -121,27 +150,12 @@ __all__ = [
 __all__ += [_n for _n in _mechanisms.SPECS if _n not in __all__]
 
 
-class _Package(_types.ModuleType):
-    """The package's module type: importing the deprecated module path ``sampledprv.ggnmax``
-    must not rebind ``sampledprv.ggnmax``, the function, to that module."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "ggnmax" and isinstance(value, _types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package
-
-
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is not None:
         value = getattr(importlib.import_module(module, __name__), name)
         globals()[name] = value  # later accesses skip this hook
         return value
-    if f"{__name__}.{name}" in _moved.MOVED:   # a moved module, by its old name (warns)
-        return importlib.import_module(f"{__name__}.{name}")
     # ``sampledprv.torch`` is imported lazily too: ``import sampledprv`` never imports torch.
     if name == "torch":
         return importlib.import_module(".torch", __name__)

@@ -25,7 +25,17 @@ if [ -z "${SAMPLEDPRV_REINSTALL:-}" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" 
     && .venv/bin/python -c "import sampledprv" 2>/dev/null; then
   exit 0   # up to date
 fi
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q "torch==2.13.0" -e ".[test,torch,plot,opacus,docs,distributed]" 2>&1 \
-  | grep -v -E "^WARNING: Location|is ignored" || true
+# everything below reports on stderr, so that stdout carries only the demo's or the tests'
+# output; pip's own output goes to a log, shown if the install fails
+LOG=.venv/install.log
+echo "sampledprv: setting up .venv (sampledprv with PyTorch 2.13.0 CPU, Opacus, dp-accounting," \
+     "Dask, matplotlib and the docs tools): about 2 minutes the first time; log in $LOG" >&2
+if ! { .venv/bin/python -m pip install -q --upgrade pip \
+       && .venv/bin/python -m pip install -q "torch==2.13.0" \
+            -e ".[test,torch,plot,opacus,docs,distributed]"; } >"$LOG" 2>&1; then
+  grep -v -E "^WARNING: Location|is ignored" "$LOG" | tail -40 >&2
+  echo "sampledprv: installing into .venv failed (the whole log: $LOG)" >&2
+  exit 1
+fi
 .venv/bin/python -c "import sampledprv, torch" && echo "$KEY" > "$STAMP"
+echo "sampledprv: .venv is ready" >&2

@@ -3,6 +3,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
+# the docs' browser test (tests/test_docs_site.py) renders pages in headless Chromium; where
+# it is missing and Debian's apt can install it, install it (else that test skips, saying why)
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
+    && [ "$(id -u)" = 0 ]; then
+  echo "installing Debian's chromium for the docs' browser test..." >&2
+  (apt-get install -y -q chromium >/dev/null 2>&1 \
+    || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) \
+    || echo "chromium could not be installed: the browser test will skip" >&2
+fi
 # two worker processes (pytest-xdist): the suite is dominated by single-threaded work
 .venv/bin/python -m pytest -q -n 2 "$@"
 # the whole suite already builds the site with --strict (tests/test_docs_site.py); build it

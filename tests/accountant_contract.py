@@ -23,13 +23,24 @@ class AccountantContract:
     def make_accountant(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def gaussian(self, sigma: float):
+        """A spec this accountant takes whose composition has the privacy curve of the
+        Gaussian mechanism with noise ``sigma`` and sensitivity 1 (the bracket checks
+        compare against that curve).  Accountants of one family only (the shuffle
+        accountant) override it."""
+        return sp.Gaussian(sigma)
+
+    def other(self):
+        """A second, different spec this accountant takes (chaining checks)."""
+        return sp.Laplace(5.0)
+
     def test_compose_returns_self_and_chains(self):
         acc = self.make_accountant()
-        assert acc.compose(sp.Gaussian(2.0), count=3) is acc
-        assert acc.compose(sp.Gaussian(2.0), count=2).compose(sp.Laplace(5.0)) is acc
+        assert acc.compose(self.gaussian(2.0), count=3) is acc
+        assert acc.compose(self.gaussian(2.0), count=2).compose(self.other()) is acc
 
     def test_epsilon_and_delta_return_ordered_intervals(self):
-        acc = self.make_accountant().compose(sp.Gaussian(2.0), count=4)
+        acc = self.make_accountant().compose(self.gaussian(2.0), count=4)
         for iv in (acc.epsilon(delta=1e-5), acc.delta(epsilon=1.0)):
             assert isinstance(iv, sp.Interval)
             assert iv.lower <= iv.estimate <= iv.upper
@@ -38,7 +49,7 @@ class AccountantContract:
         assert acc.epsilon(delta=1e-5).lower >= 0.0
 
     def test_gaussian_bracketed(self):
-        acc = self.make_accountant().compose(sp.Gaussian(2.0), count=4)
+        acc = self.make_accountant().compose(self.gaussian(2.0), count=4)
         mu = math.sqrt(4) / 2.0
         e = acc.epsilon(delta=1e-5)
         truth = gaussian_eps(mu, 1e-5)
@@ -48,27 +59,27 @@ class AccountantContract:
         assert d.lower - self.slack <= truth <= d.upper + self.slack
 
     def test_more_steps_never_less_privacy_loss(self):
-        acc = self.make_accountant().compose(sp.Gaussian(2.0), count=2)
+        acc = self.make_accountant().compose(self.gaussian(2.0), count=2)
         before = acc.epsilon(delta=1e-5).estimate
-        after = acc.compose(sp.Gaussian(2.0), count=6).epsilon(delta=1e-5).estimate
+        after = acc.compose(self.gaussian(2.0), count=6).epsilon(delta=1e-5).estimate
         assert after > before
 
     @pytest.mark.parametrize("bad", [0.0, -1e-5, 1.0, 2.0, float("nan")])
     def test_bad_delta_rejected(self, bad):
-        acc = self.make_accountant().compose(sp.Gaussian(2.0))
+        acc = self.make_accountant().compose(self.gaussian(2.0))
         with pytest.raises(ValueError, match="delta"):
             acc.epsilon(delta=bad)
 
     @pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
     def test_bad_epsilon_rejected(self, bad):
-        acc = self.make_accountant().compose(sp.Gaussian(2.0))
+        acc = self.make_accountant().compose(self.gaussian(2.0))
         with pytest.raises(ValueError, match="epsilon"):
             acc.delta(epsilon=bad)
 
     @pytest.mark.parametrize("bad", [0, -3, 1.5])
     def test_bad_count_rejected(self, bad):
         with pytest.raises(ValueError, match="count"):
-            self.make_accountant().compose(sp.Gaussian(2.0), count=bad)
+            self.make_accountant().compose(self.gaussian(2.0), count=bad)
 
     def test_query_before_compose_is_an_error(self):
         with pytest.raises(ValueError, match="compose"):
@@ -106,7 +117,7 @@ class AccountantProperties(AccountantContract):
         assert isinstance(self.make_accountant(), PrivacyAccountant)
 
     def test_composition_is_recorded_in_order_with_counts_summed(self):
-        a, b = sp.Gaussian(2.0), sp.Gaussian(3.0)
+        a, b = self.gaussian(2.0), self.gaussian(3.0)
         acc = self.make_accountant().compose(a, 3).compose(b).compose(a, count=2)
         assert acc.composition == ((a, 5), (b, 1))
 

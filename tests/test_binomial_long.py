@@ -155,7 +155,7 @@ def test_finite_pair_bracketed_at_k_1000():
                                       (1000, 1e-6)])
 def test_fft_path_bracketed(monkeypatch, k, delta):
     """The same cases through the discretization + FFT path (exact enumeration off)."""
-    import sampledprv.analytic.accountant as acc_mod
+    import sampledprv.analytic.build as acc_mod   # the builder (analytic/build.py)
 
     monkeypatch.setattr(acc_mod, "MAX_ATOMS", 0)
     p = (delta / (10 * k)) ** (1 / 3)

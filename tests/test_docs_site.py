@@ -130,3 +130,134 @@ def test_math_uses_only_macros_mathjax_knows():
     hits = [str(f.relative_to(ROOT)) for f in (ROOT / "docs").rglob("*.md")
             if "\\texttt" in f.read_text(encoding="utf-8")]
     assert not hits, hits
+
+
+# ---- offline: no request to another host, and pages render in a real browser -----------
+
+#: attributes and CSS constructs through which a page makes the browser fetch something
+_FETCHES = re.compile(r'<(?:script|img|iframe|source|audio|video|embed)\b[^>]*\bsrc="([^"]+)"'
+                      r'|<link\b[^>]*\bhref="([^"]+)"|url\(\s*[\'"]?([^\'")]+)')
+
+
+def _external(url: str) -> bool:
+    return bool(re.match(r"(https?:)?//", url.strip()))
+
+
+def test_fetch_pattern_sees_what_the_theme_used_to_load():
+    """The pattern is not vacuous: the web-font links the theme printed before
+    ``font: false``, a CDN script and a CSS import are all caught; a plain hyperlink
+    (navigation, not a request) is not."""
+    old = ('<link rel="preconnect" href="https://fonts.gstatic.com" crossorigin>'
+           '<script src="https://cdn.jsdelivr.net/npm/mathjax@3"></script>'
+           '<style>@import url("https://fonts.googleapis.com/css?family=Roboto")</style>'
+           '<a href="https://example.org/paper">paper</a>')
+    hits = [u for m in _FETCHES.finditer(old) for u in m.groups() if u]
+    assert [u for u in hits if _external(u)] == [
+        "https://fonts.gstatic.com", "https://cdn.jsdelivr.net/npm/mathjax@3",
+        "https://fonts.googleapis.com/css?family=Roboto"]
+
+
+def test_site_requests_nothing_from_another_host(site):
+    """Issue 32: the docs work fully offline.  No page or stylesheet of the built site
+    loads a resource from another host (web fonts, CDN scripts, images), and no page has
+    the theme's repository widget, whose script asks the code host's API for stats."""
+    bad = []
+    files = sorted(site.rglob("*.html")) + sorted(site.rglob("*.css"))
+    assert len(files) > 20
+    for f in files:
+        text = f.read_text(encoding="utf-8", errors="replace")
+        for m in _FETCHES.finditer(text):
+            url = next(u for u in m.groups() if u)
+            if _external(url):
+                bad.append(f"{f.relative_to(site)}: {url}")
+        if 'data-md-component="source"' in text:
+            bad.append(f"{f.relative_to(site)}: repository widget (fetches repository stats)")
+    assert not bad, "\n".join(bad[:20])
+
+
+def _chromium() -> "str | None":
+    import shutil
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    """The built site on a localhost HTTP server that records every request's path and
+    status."""
+    import functools
+    import http.server
+    import threading
+    log: list[tuple[str, int]] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_request(self, code="-", size="-"):
+            log.append((self.path, int(code) if str(code).isdigit() else 0))
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", log
+    finally:
+        server.shutdown()
+
+
+def _render(url: str, tmp_path: Path) -> str:
+    """The DOM of ``url`` after its scripts ran, from headless Chromium with no network:
+    every host name but 127.0.0.1 fails to resolve."""
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("no Chromium on this machine: install Debian's 'chromium' package "
+                    "(.ci/run does) to render the docs in a real browser")
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+           "--no-first-run", "--disable-background-networking", "--disable-component-update",
+           "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
+           "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+           "--virtual-time-budget=30000", "--dump-dom", url]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0 and "<html" in out.stdout, out.stderr[-3000:]
+    return out.stdout
+
+
+def test_formulas_render_as_mathjax_output_in_a_browser(site, served, tmp_path):
+    """A page with formulas, in a real browser with no network: every formula the site
+    marked for MathJax came out as MathJax's output (``mjx-container``), none is left as
+    raw TeX."""
+    base, _ = served
+    page = "concepts/"
+    static = (site / page / "index.html").read_text(encoding="utf-8")
+    marked = static.count('class="arithmatex"')
+    assert marked >= 10
+    dom = _render(f"{base}/{page}", tmp_path)
+    rendered = len(re.findall(r"<mjx-container\b", dom))
+    assert rendered >= marked, f"{rendered} MathJax outputs for {marked} formulas"
+    raw = re.findall(r'<span class="arithmatex">\s*\\\(', dom)
+    assert not raw, f"{len(raw)} formulas left as raw TeX"
+    assert not re.search(r"<g\b[^>]*data-mml-node=\"merror\"", dom), "MathJax reported a TeX error"
+
+
+def test_plots_load_in_a_browser(site, served, tmp_path):
+    """A page with plots, in a real browser: each image the page shows was requested from
+    the site and served (status 200), and is a PNG."""
+    base, log = served
+    page = "howto/plots/"
+    static = (site / page / "index.html").read_text(encoding="utf-8")
+    images = re.findall(r'<img\b[^>]*\bsrc="([^"]+\.png)"', static)
+    assert len(images) >= 2
+    start = len(log)
+    dom = _render(f"{base}/{page}", tmp_path)
+    assert "<img" in dom
+    got = {p: code for p, code in log[start:]}
+    for src in images:
+        path = "/" + str(Path(page, src)).replace("\\", "/")
+        path = os.path.normpath(path)
+        assert got.get(path) == 200, (src, path, sorted(got))
+        assert (site / path.lstrip("/")).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -146,7 +146,7 @@ def test_every_direction_is_built_when_directions_run_one_after_the_other(monkey
     """Above the parallel-grid threshold the directions are built one after the other;
     both must be (an earlier version built only the remove direction there, so the add
     direction silently dropped out of the maximum)."""
-    import sampledprv.analytic.accountant as accountant
+    import sampledprv.analytic.build as accountant   # the builder (analytic/build.py)
     mech = sp.PoissonSubsampled(sp.Gaussian(0.8), q=4e-3)
     parallel = sp.Accountant(eps_error=0.01).compose(mech, count=1000).epsilon(1e-5)
     monkeypatch.setattr(accountant, "_PARALLEL_GRID", 0)

@@ -36,6 +36,7 @@ from .commands_accounting import cmd_curve, cmd_delta, cmd_epsilon
 from .commands_calibrate import cmd_calibrate
 from .commands_sampling import cmd_plan, cmd_validate
 from .commands_tradeoff import cmd_audit, cmd_tradeoff
+from .commands_claims import cmd_check_claim, cmd_group
 from .config import load_config
 from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, PROG, error_message
 from .mechanism_strings import KINDS, MechanismSpec, format_mechanism, parse_mechanism
@@ -56,7 +57,8 @@ def _commands() -> Dict[str, Handler]:
     # (as the tests do) replaces that subcommand.
     return {"epsilon": cmd_epsilon, "delta": cmd_delta, "calibrate": cmd_calibrate,
             "plan": cmd_plan, "validate": cmd_validate, "curve": cmd_curve,
-            "tradeoff": cmd_tradeoff, "audit": cmd_audit}
+            "tradeoff": cmd_tradeoff, "audit": cmd_audit, "check-claim": cmd_check_claim,
+            "group": cmd_group}
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

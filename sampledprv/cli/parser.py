@@ -6,6 +6,7 @@ import argparse
 import textwrap
 from typing import Callable, Dict, Mapping, Optional
 
+from .commands_claims import add_claims_parser, cmd_check_claim, cmd_group
 from .config import parse_int
 from .errors import PROG, UsageError
 from .mechanism_strings import kinds_help, parse_number
@@ -32,7 +33,8 @@ def default_commands() -> Dict[str, Handler]:
 
     return {"epsilon": cmd_epsilon, "delta": cmd_delta, "calibrate": cmd_calibrate,
             "plan": cmd_plan, "validate": cmd_validate, "curve": cmd_curve,
-            "tradeoff": cmd_tradeoff, "audit": cmd_audit}
+            "tradeoff": cmd_tradeoff, "audit": cmd_audit, "check-claim": cmd_check_claim,
+            "group": cmd_group}
 
 
 # argparse "type" callables: raise ArgumentTypeError so argparse reports them (exit 2)
@@ -329,4 +331,6 @@ solvable parameters: gaussian sigma, laplace scale, gg/ggnmax scale or sigma.
         from .commands_tradeoff import add_tradeoff_parsers
         add_tradeoff_parsers(sub, commands, _Formatter, PROG, _add_composition_args,
                              _add_common, _arg_float)
+    if "check-claim" in commands:
+        add_claims_parser(sub, commands, _Formatter, PROG, _add_common, _arg_float, _arg_int)
     return parser

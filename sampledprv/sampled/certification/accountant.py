@@ -387,7 +387,8 @@ class SampledAccountant(PrivacyAccountant):
                 comps = []
                 for (hh, c, tb), cd in zip(hists[d], conds[d]):
                     if cd is not None:
-                        comps.append((cd.envelope(hh, a_h, tail=tb, floor=floor, h=h_q), c))
+                        comps.append((cd.envelope(hh, a_h, tail=tb, floor=floor, h=h_q,
+                                                 progress=self.progress), c))
                         continue
                     f = int(round(h_q / hh.h))
                     if abs(f * hh.h - h_q) > 1e-9 * h_q:

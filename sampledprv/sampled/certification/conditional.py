@@ -48,6 +48,7 @@ from ...engine import LatticePMF
 from ...rdp._rounding import up
 from ...rdp.allocation import log_multinomial_moment
 from ..draws import allocation as al
+from ..histograms._pypath import phase
 from ..histograms.empirical import estimate_pmf
 from ..histograms.histogram import LossHistogram, coarsen
 from .envelopes import Envelope, compose_bounds, envelope
@@ -68,6 +69,27 @@ _Y_BLOCK = 2048
 _Y_SUB = 256
 #: conditional envelopes kept for repeated queries (each a few lattices of the mesh)
 _ENVELOPE_CACHE = 8
+#: the tail floor of the conditional envelopes is at most this one (that of a
+#: 1024-fold composition), and a power of two: compositions of up to 1024 steps (an
+#: Opacus run asking for epsilon at every new epoch count) share one envelope
+_SHARED_FLOOR = 1e-16 / 1024
+
+
+def shared_floor(floor: float) -> float:
+    r"""The tail floor a conditional envelope is built with for a requested ``floor``:
+    :math:`\min(10^{-16}/1024, 2^{\lfloor \log_2 \mathrm{floor} \rfloor})`.
+
+    The floor only says where the upper envelope's tail extension stops and sends the
+    rest of the bounded mass to :math:`+\infty` (:func:`~.envelopes.envelope`), so any
+    floor at most the requested one gives a valid and no looser envelope; rounding it
+    down to a power of two and capping it at the floor of a 1024-fold composition makes
+    the envelope of a histogram the same for every composition of up to 1024 steps
+    (and for every count between two powers of two beyond), so that a new epoch count
+    costs an FFT, not a new envelope."""
+    floor = float(floor)
+    if not floor > 0.0:
+        raise ValueError(f"floor must be positive, got {floor!r}")
+    return min(_SHARED_FLOOR, 2.0 ** math.floor(math.log2(floor)))
 
 
 @dataclass(frozen=True)
@@ -298,20 +320,25 @@ class ConditionalRemove:
         return 2.0 ** math.ceil(math.log2((hi - lo) / max(bins - 2, 1)))
 
     def envelope(self, hist: LossHistogram, alpha: float, *, tail: TailBound,
-                 floor: float, h: float) -> Envelope:
+                 floor: float, h: float, progress: "bool | None" = None) -> Envelope:
         """Envelopes of :math:`Y` on the mesh ``h`` from the histogram of :math:`S`.
 
         A pure function of its arguments; the last few results are kept (keyed by the
         values of every argument, the histogram's counts included), so that the queries
         of one composition, and accountants drawing the same samples, build each envelope
-        once.  The cached lattices are read-only."""
+        once.  The cached lattices are read-only.  ``floor`` is rounded down by
+        :func:`shared_floor`, so that compositions of different lengths share the
+        envelope.  ``progress``: the bar of this phase (as everywhere: None shows it in a
+        terminal once the build has run 2 s)."""
+        floor = shared_floor(floor)
         key = _content_key((self, hist, float(alpha), tail, float(floor), float(h)))
         with _cache_lock:
             hit = _envelopes.get(key)
             if hit is not None:
                 _envelopes.move_to_end(key)
                 return hit
-        env = self._envelope(hist, alpha, tail=tail, floor=floor, h=h)
+        with phase(progress, "balls-and-bins: conditional envelope (normal-CDF mixture)"):
+            env = self._envelope(hist, alpha, tail=tail, floor=floor, h=h)
         for pmf in (env.upper, env.lower, env.estimate):
             pmf.probs.setflags(write=False)
         with _cache_lock:

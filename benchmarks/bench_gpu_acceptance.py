@@ -1,0 +1,117 @@
+"""The GPU acceptance checks of this round, in one prepared run (at most about 8 minutes).
+
+Each check prints its measured figure, its target and ``met`` / ``NOT met``:
+
+1. **GG noise at the cost of randn**: ``sampledprv.torch.generalized_gaussian`` against
+   ``torch.randn`` of the same size, on the same device, float32, at 1e7 and 1e8 draws,
+   for beta in {1, 1.5, 2.5, 3, 4}; target ratio <= 1.5 (median of per-repeat ratios,
+   each repeat timing randn and GG back to back).
+2. **Random allocation with k > 1 on the GPU**: loss histograms of
+   ``RandomAllocation(0.55, 391, 5)`` (remove direction), 8e6 draws, torch backend on the
+   device against the Numba kernel on all of the host's cores, same window and bins;
+   target: the GPU at least 3x faster.
+
+Run on a machine with a CUDA device::
+
+    python benchmarks/bench_gpu_acceptance.py                 # the acceptance sizes
+    python benchmarks/bench_gpu_acceptance.py --smoke         # tiny sizes (any device)
+
+Without CUDA it runs on the CPU and says so: the figures are then not the acceptance
+figures (the test suite runs ``--smoke`` this way, so that the script cannot rot).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numba  # noqa: E402
+import torch  # noqa: E402
+
+import sampledprv as sp  # noqa: E402
+from _machine import cpu_model  # noqa: E402
+from sampledprv.sampled.histograms.kernels import loss_histogram  # noqa: E402
+from sampledprv.sampled.histograms.torch_histogram import torch_loss_histogram  # noqa: E402
+from sampledprv.sampled.histograms.window import choose_window  # noqa: E402
+from sampledprv.torch import generalized_gaussian  # noqa: E402
+
+BETAS = (1.0, 1.5, 2.5, 3.0, 4.0)
+
+
+def _sync(dev: torch.device) -> None:
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def _timed(fn, dev: torch.device) -> float:
+    _sync(dev)
+    t0 = time.perf_counter()
+    fn()
+    _sync(dev)
+    return time.perf_counter() - t0
+
+
+def check_gg_noise(dev: torch.device, sizes: list[int], repeats: int) -> bool:
+    ok = True
+    for n in sizes:
+        for beta in BETAS:
+            gen = torch.Generator(device=dev).manual_seed(0)
+            ref = lambda: torch.randn(n, device=dev, dtype=torch.float32,  # noqa: E731
+                                      generator=gen)
+            gg = lambda: generalized_gaussian(n, beta, 1.0, device=dev,  # noqa: E731
+                                              dtype=torch.float32, generator=gen)
+            ref(), gg()                                   # warm-up, compilation
+            ratios = [_timed(gg, dev) / max(_timed(ref, dev), 1e-9) for _ in range(repeats)]
+            r = statistics.median(ratios)
+            ok &= r <= 1.5
+            print(f"  GG beta={beta:<4g} n={n:.0e}: {r:5.2f}x randn  (target <= 1.5: "
+                  f"{'met' if r <= 1.5 else 'NOT met'})", flush=True)
+    return ok
+
+
+def check_random_allocation(dev: torch.device, n: int, bins: int) -> bool:
+    spec = sp.RandomAllocation(0.55, 391, 5)
+    import numpy as np
+    lo, h, nb = choose_window(spec, "remove", n, bins, np.random.default_rng(0))
+    numba_fn = lambda: loss_histogram(spec, direction="remove", n=n, lo=lo,  # noqa: E731
+                                      h=h, bins=nb, seed=1, progress=False)
+    torch_fn = lambda: torch_loss_histogram(spec, "remove", n=n, lo=lo, h=h,  # noqa: E731
+                                            bins=nb, seed=1, device=str(dev))
+    numba_fn(), torch_fn()                                # warm-up, compilation
+    t_numba = min(_timed(numba_fn, torch.device("cpu")) for _ in range(2))
+    t_torch = min(_timed(torch_fn, dev) for _ in range(2))
+    r = t_numba / max(t_torch, 1e-9)
+    print(f"  RandomAllocation(0.55, 391, 5), n={n:.0e}: Numba on {numba.get_num_threads()} "
+          f"threads {t_numba:.2f} s, torch on {dev} {t_torch:.2f} s: {r:.2f}x  (target >= 3: "
+          f"{'met' if r >= 3 else 'NOT met'})", flush=True)
+    return r >= 3
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script runs")
+    args = ap.parse_args()
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
+    print(f"device {dev} ({name}); host {cpu_model()}, {os.cpu_count()} logical CPUs, "
+          f"load {os.getloadavg()[0]:.2f}; torch {torch.__version__}")
+    if dev.type != "cuda":
+        print("  no CUDA device: these are not the acceptance figures")
+    sizes = [10_000] if args.smoke else [10_000_000, 100_000_000]
+    print("1. GG noise against torch.randn (float32)")
+    ok1 = check_gg_noise(dev, sizes, 2 if args.smoke else 7)
+    print("2. random allocation, k = 5 of T = 391, loss histograms")
+    ok2 = check_random_allocation(dev, 20_000 if args.smoke else 8_000_000,
+                                  1024 if args.smoke else 2**15)
+    print(f"summary: GG noise {'met' if ok1 else 'NOT met'}; random allocation "
+          f"{'met' if ok2 else 'NOT met'} (on {dev})")
+
+
+if __name__ == "__main__":
+    main()
