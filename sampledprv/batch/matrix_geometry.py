@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import numpy as np
+from scipy import sparse
 
 __all__ = ["columns", "bin_gram", "gram_factor", "inclusion_columns_orthogonal",
            "bandwidth"]
@@ -56,7 +57,6 @@ def bandwidth(colptr: np.ndarray, rowidx: np.ndarray) -> int:
 def bin_gram(colptr: np.ndarray, rowidx: np.ndarray, vals: np.ndarray, n: int,
              b: int) -> np.ndarray:
     r""":math:`G = M^\top M`, :math:`m_j = \sum_{i \equiv j} C e_i` (``b x b``)."""
-    from scipy import sparse
     C = sparse.csc_matrix((vals, rowidx, colptr), shape=(n, n))
     A = sparse.csr_matrix((np.ones(n), (np.arange(n), np.arange(n) % b)), shape=(n, b))
     M = (C @ A).tocsc()

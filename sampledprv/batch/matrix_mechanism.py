@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
+from scipy import sparse
 
 from ..core import validation as v
 from ..mechanisms.base import Mechanism
@@ -35,6 +36,7 @@ from ..rdp import matrix_moments as mm
 from ..rdp._rounding import up
 from ..rdp.divergence import register_divergence
 from ..rdp.sampled_gaussian import sampled_gaussian_renyi
+from ..sampled.certification.conditional import ConditionalRemove
 from ..sampled.draws import matrix as dm
 from . import matrix_geometry as geo
 from .matrix_samplers import BMinSep, CyclicPoisson, FixedBin
@@ -219,7 +221,6 @@ class MatrixMechanism(Mechanism):
         b = S.shape[0]
         if b < 2 or np.any(S != np.diag(d)) or np.any(d != d[0]):
             return None
-        from ..sampled.certification.conditional import ConditionalRemove
         return ConditionalRemove(b, math.sqrt(float(d[0])))
 
     # -- tail information: proven Renyi bounds -------------------------------------------
@@ -295,7 +296,6 @@ def _add_terms(spec: MatrixMechanism) -> Tuple[float, float]:
     ptr, idx, val = spec._columns()
     n = spec.steps
     r = _inclusion(spec)
-    from scipy import sparse
     C = sparse.csc_matrix((val / spec.sigma, idx, ptr), shape=(n, n))
     mbar = C @ r
     if isinstance(spec.sampler, FixedBin):

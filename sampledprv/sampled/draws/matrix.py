@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from .rng import normal, uniform
+from .torch_draws import require_torch
 from .user_fills import states_from
 
 __all__ = ["GRAM", "FIXED", "CYCLIC", "BMINSEP", "gram_params", "ndim_params",
@@ -369,7 +370,6 @@ def gram_torch_sampler(S: np.ndarray, R: np.ndarray, direction: str,
     r"""``f(generator, size) -> float64 Tensor`` of fixed-bin losses on the generator's
     device by the Gram reduction (module docstring): :math:`u = [S e_i] + Rg` for a block
     of draws at a time (``block_floats`` floats of :math:`g`, never ``size x b``)."""
-    from .torch_draws import require_torch
     torch = require_torch()
     sign = _sign(direction)
     b = S.shape[0]
