@@ -90,7 +90,7 @@ def _matrix(matrix: Any, n: int) -> Tuple[Tuple[float, ...], ...]:
     return tuple(tuple(float(x) for x in row) for row in C)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MatrixMechanism(Mechanism):
     r"""A whole DP-MF training run (``steps`` steps) under a batch sampler.
 
@@ -149,6 +149,12 @@ class MatrixMechanism(Mechanism):
             if geo.bandwidth(*self._columns()[:2]) > s.period:
                 raise ValueError(f"{type(s).__name__} needs C with at most {s.period} bands "
                                  f"(the cycle/min_sep): shorten c_col or use FixedBin")
+
+    def __repr__(self) -> str:
+        what = f"c_col={self.c_col!r}" if self.c_col is not None else \
+            f"matrix=<{self.steps}x{self.steps} lower-triangular>"
+        return (f"MatrixMechanism(sigma={self.sigma!r}, steps={self.steps!r}, "
+                f"sampler={self.sampler!r}, {what})")
 
     # -- geometry (cached per spec) -------------------------------------------------------
     def _columns(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
