@@ -65,7 +65,7 @@ def test_validation_names_the_argument():
         sp.CyclicPoisson(3, 1.5)
     with pytest.raises(ValueError, match="bands"):
         MatrixMechanism(1.0, 10, sp.CyclicPoisson(2, 0.5), c_col=(1.0, 0.5, 0.2))
-    with pytest.raises(ValueError, match="exceeds steps"):
+    with pytest.raises(ValueError, match="bins=5 exceeds steps"):
         MatrixMechanism(1.0, 4, sp.FixedBin(5), c_col=(1.0,))
     with pytest.raises(ValueError, match="lower-triangular"):
         MatrixMechanism(1.0, 2, sp.FixedBin(1), matrix=[[1.0, 0.5], [0.0, 1.0]])
@@ -81,6 +81,20 @@ def test_analytic_accountant_refuses_and_points_to_sampled():
     with pytest.raises(ValueError, match="SampledAccountant"):
         sp.Accountant().compose(m)
     assert sp.SampledAccountant(1000).supports(m)
+    with pytest.raises(ValueError, match="add_remove"):
+        sp.SampledAccountant(1000, neighbouring="substitute").compose(m)
+
+
+@pytest.mark.parametrize("sampler", [sp.CyclicPoisson(8, 0.5), sp.BMinSep(8, 0.5),
+                                     sp.BMinSep(8, 0.5, warm_start=True)])
+def test_cycle_longer_than_the_run(sampler):
+    """At most one participation: the loss is that of one Poisson-sampled Gaussian step
+    with probability p/b (cyclic) or of the first steps (b-min-sep); bounds still hold."""
+    spec = MatrixMechanism(1.0, 5, sampler, c_col=(1.0,))
+    y = spec.numpy_loss_sampler("remove")(np.random.default_rng(0), 100_000)
+    assert np.all(np.isfinite(y))
+    emp = math.log(np.mean(np.exp(y)))
+    assert emp <= spec.renyi(2.0, "remove") + 0.01
 
 
 # ---- identities ------------------------------------------------------------------------------

@@ -142,9 +142,9 @@ class MatrixMechanism(Mechanism):
         if not isinstance(s, (FixedBin, CyclicPoisson, BMinSep)):
             raise ValueError(f"sampler must be sp.FixedBin(b), sp.CyclicPoisson(b, p) or "
                              f"sp.BMinSep(b, p, warm_start=...), got {s!r}")
-        if s.period > n:
-            raise ValueError(f"the sampler's cycle/min_sep ({s.period}) exceeds steps={n}: "
-                             "every bin needs a step")
+        if isinstance(s, FixedBin) and s.bins > n:
+            raise ValueError(f"bins={s.bins} exceeds steps={n}: every bin of FixedBin needs "
+                             "a step; use at most `steps` bins")
         if not isinstance(s, FixedBin):
             if geo.bandwidth(*self._columns()[:2]) > s.period:
                 raise ValueError(f"{type(s).__name__} needs C with at most {s.period} bands "
