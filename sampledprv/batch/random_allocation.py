@@ -37,6 +37,7 @@ from ..mechanisms.generalized_gaussian import GeneralizedGaussian
 from ..mechanisms.laplace import Laplace
 from ..mechanisms.registry import CliKind, Family, register
 from ..rdp import allocation as ra
+from ..rdp.allocation_reduction import block_counts
 from ..rdp.divergence import register_divergence
 from ..sampled.certification.conditional import ConditionalRemove
 from ..sampled.draws import allocation as al
@@ -194,6 +195,23 @@ class RandomAllocation(Mechanism):
         if kind != al.BASE_GAUSS:
             return None
         return ConditionalRemove(self.steps, d)
+
+    def dominating_compositions(self) -> tuple:
+        r"""``((name, ((spec, count), ...)), ...)``: compositions whose pair dominates
+        this spec's in both directions (every :math:`\delta(\varepsilon)` and Renyi
+        order), for the sampled accountant's "every valid bound" (empty for
+        ``selected = 1``).  ``k``-of-``T`` allocation is dominated by balls-and-bins over
+        ``k`` blocks of :math:`\lfloor T/k\rfloor` or :math:`\lceil T/k\rceil` steps
+        (:mod:`sampledprv.rdp.allocation_reduction`)."""
+        if self.selected == 1:
+            return ()
+        counts = block_counts(self.steps, self.selected)
+        blocks = tuple((BallsAndBins(self.sigma, size, 1, self.sensitivity, self.base), count)
+                       for size, count in counts)
+        sizes = "/".join(str(size) for size, _ in counts)
+        return ((f"block reduction ({self.selected} of {self.steps} steps <= balls-and-bins "
+                 f"over {self.selected} blocks of {sizes} steps, Feldman-Shenfeld)",
+                 blocks),)
 
     @property
     def tail_source(self) -> str:
