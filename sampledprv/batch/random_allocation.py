@@ -213,6 +213,19 @@ class RandomAllocation(Mechanism):
                  f"over {self.selected} blocks of {sizes} steps, Feldman-Shenfeld)",
                  blocks),)
 
+    def tilted_law(self, order: int, count: int = 1) -> Any:
+        r"""The tilted law :math:`P_a` of ``count`` epochs, remove direction
+        (:func:`sampledprv.sampled.certification.tilted_laws.allocation_law`), for
+        Gaussian steps; ``None`` for other steps (their tilted step law is not a
+        Gaussian) and where the stored recursion would be too large."""
+        kind, d, _ = self._kernel_params("remove")
+        if kind != al.BASE_GAUSS or self.selected == 1:
+            return None
+        from ..sampled.certification import tilted_laws
+        if not tilted_laws.storable(int(order), self.steps, self.selected):
+            return None
+        return tilted_laws.allocation_law(d, self.steps, self.selected, int(order), count)
+
     @property
     def tail_source(self) -> str:
         return TAIL_SOURCE

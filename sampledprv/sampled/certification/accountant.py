@@ -333,7 +333,7 @@ class SampledAccountant(PrivacyAccountant):
     def _alternatives(self) -> Optional[Alternatives]:
         """The other certified bounds (:mod:`.alternatives`) when a composed spec has a
         dominating composition (envelope method), else ``None``; the own envelopes are
-        then certified at ``alpha / 2``."""
+        then certified at its ``alpha_each``."""
         if self.certify != "envelope" or not has_alternatives(self._bank.entries):
             return None
         if self._alt_cache is None:
@@ -565,7 +565,7 @@ class SampledAccountant(PrivacyAccountant):
             lo, est, up = (max(0.0, *(x[i] for x in trip)) for i in range(3))
             return self._interval(lo, est, up, self._method(SEED_METHOD), det)
         alt = self._alternatives()
-        bounds, det = self._envelope_bounds(delta, None if alt is None else self.alpha / 2)
+        bounds, det = self._envelope_bounds(delta, None if alt is None else alt.alpha_each)
         bounds = self._pick(bounds, direction)
         trip = [b.epsilon(delta) for b in bounds.values()]
         lo, est, up = (max(t[i] for t in trip) for i in range(3))
@@ -592,9 +592,10 @@ class SampledAccountant(PrivacyAccountant):
             lo, est, up = (max(0.0, *(x[i] for x in trip)) for i in range(3))
             return self._interval(lo, est, min(up, 1.0), self._method(SEED_METHOD), det)
         alt = self._alternatives()
-        bounds, det = self._envelope_bounds(None, None if alt is None else self.alpha / 2)
+        bounds, det = self._envelope_bounds(None, None if alt is None else alt.alpha_each)
         bounds = self._pick(bounds, direction)
         trip = [b.delta(epsilon) for b in bounds.values()]
+        det["per_direction"] = {d: b.delta(epsilon) for d, b in bounds.items()}
         lo, est, up = (max(t[i] for t in trip) for i in range(3))
         det.update(next(iter(bounds.values())).details)
         return best_of("delta", epsilon, direction, alt,

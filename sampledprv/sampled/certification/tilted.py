@@ -45,38 +45,69 @@ from typing import Callable, Tuple
 
 import numpy as np
 
-__all__ = ["TiltedLaw", "mean_bounds", "tilted_delta", "tilted_epsilon", "mixture_sampler"]
+__all__ = ["TiltedLaw", "renyi_tilted", "mean_bounds", "tilted_delta", "tilted_epsilon",
+           "mixture_sampler"]
 
 
 @dataclass(frozen=True)
 class TiltedLaw:
-    r"""The tilted law :math:`P_a` of one direction of a pair.
+    r"""A proposal law :math:`R` for one direction of a pair, with bounded weights on
+    the tail: :math:`E_{\text{pair}}[g(L)] = e^{s} E_R[e^{W} g(L)]` for every
+    :math:`g`, and :math:`W \le \mathrm{cap}(\varepsilon)` wherever
+    :math:`L > \varepsilon`.
+
+    The tilted law :math:`P_a` (:func:`renyi_tilted`) is the case
+    :math:`s = \log Z_a`, :math:`W = -(a-1)L`, :math:`\mathrm{cap}(\varepsilon) =
+    -(a-1)\varepsilon`.
 
     Parameters
     ----------
     order : float
-        :math:`a > 1`.
-    log_z : (float, float)
-        Lower and upper bounds on :math:`\log Z_a = (a-1) D_a(P\|Q)` (nats).
+        The Renyi order of the tilt (``nan`` for other proposals; informative).
+    log_scale : (float, float)
+        Lower and upper bounds on :math:`s` (nats).
     draw : callable
-        ``draw(rng, n) -> numpy.ndarray``: ``n`` privacy losses :math:`L` (nats) at
-        independent points of :math:`P_a`.
+        ``draw(rng, n) -> (L, W)``: ``n`` privacy losses (nats) at independent points of
+        :math:`R` and their log-weights :math:`W`.
+    log_cap : callable
+        ``log_cap(eps) -> float``: an upper bound on :math:`W` on :math:`\{L > eps\}`.
     name : str
         What the law is, for the interval's ``method``.
+    y_max : float
+        An upper bound on :math:`Y_\varepsilon` below (default 1); the Renyi tilt has
+        :math:`Y \le \max_{u>0} e^{-(a-1)u}(1-e^{-u}) = (1-1/a)^{a-1}/a`, which
+        narrows the confidence bounds by that factor.
     """
 
     order: float
-    log_z: Tuple[float, float]
-    draw: Callable[[np.random.Generator, int], np.ndarray]
+    log_scale: Tuple[float, float]
+    draw: Callable[[np.random.Generator, int], Tuple[np.ndarray, np.ndarray]]
+    log_cap: Callable[[float], float]
     name: str = "tilted law"
+    y_max: float = 1.0
 
     def __post_init__(self) -> None:
-        if not self.order > 1.0:
-            raise ValueError(f"order must be > 1, got {self.order!r}")
-        lo, hi = (float(x) for x in self.log_z)
+        lo, hi = (float(x) for x in self.log_scale)
         if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-            raise ValueError(f"log_z must be a finite bracket (lower, upper), got "
-                             f"{self.log_z!r}")
+            raise ValueError(f"log_scale must be a finite bracket (lower, upper), got "
+                             f"{self.log_scale!r}")
+
+
+def renyi_tilted(order: float, log_z: Tuple[float, float], draw_losses: Callable,
+                 name: str) -> TiltedLaw:
+    r"""The tilted law :math:`P_a` (density :math:`p^a q^{1-a}/Z_a`) from a sampler
+    ``draw_losses(rng, n)`` of the loss under it and a bracket on :math:`\log Z_a`."""
+    a = float(order)
+    if not a > 1.0:
+        raise ValueError(f"order must be > 1, got {order!r}")
+
+    def draw(rng: np.random.Generator, n: int) -> Tuple[np.ndarray, np.ndarray]:
+        L = np.asarray(draw_losses(rng, n), dtype=np.float64)
+        return L, -(a - 1.0) * L
+    # max of e^{-(a-1)u}(1 - e^{-u}) over u > 0, at e^{-u} = 1 - 1/a; raised by 1e-12
+    y_max = min(1.0, (1.0 - 1.0 / a) ** (a - 1.0) / a * (1.0 + 1e-12))
+    return TiltedLaw(a, (float(log_z[0]), float(log_z[1])), draw,
+                     lambda eps: -(a - 1.0) * float(eps), name, y_max)
 
 
 def mixture_sampler(log_weights: np.ndarray, component_losses: Callable) -> Callable:
@@ -115,40 +146,50 @@ def mean_bounds(y: np.ndarray, alpha_side: float) -> Tuple[float, float]:
     return max(0.0, mean - rad - slack), min(1.0, mean + rad + slack)
 
 
-def _scaled(losses: np.ndarray, a: float, eps: float) -> np.ndarray:
+def _scaled(losses: np.ndarray, log_w: np.ndarray, cap: float, eps: float) -> np.ndarray:
     d = eps - losses
-    with np.errstate(over="ignore", under="ignore"):
-        return np.where(d < 0.0, np.exp((a - 1.0) * d) * (-np.expm1(d)), 0.0)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        y = np.where(d < 0.0, np.exp(np.minimum(log_w - cap, 0.0)) * (-np.expm1(d)), 0.0)
+    if np.any((d < 0.0) & (log_w > cap + 1e-9 * (1.0 + abs(cap)))):
+        raise ValueError("a tilted draw's weight exceeds the law's cap: the law's log_cap "
+                         "is not a bound (a bug in the law, not in the input)")
+    return y
 
 
-def tilted_delta(law: TiltedLaw, losses: np.ndarray, eps: float,
+def tilted_delta(law: TiltedLaw, draws: Tuple[np.ndarray, np.ndarray], eps: float,
                  alpha: float) -> Tuple[float, float, float]:
     r"""``(lower, estimate, upper)`` on :math:`\delta(\varepsilon)` of the law's
-    direction from ``losses`` drawn under :math:`P_a`; both ends hold together with
-    probability ``>= 1 - alpha``."""
-    a = float(law.order)
-    y = _scaled(np.asarray(losses, dtype=np.float64), a, float(eps))
-    lo, up = mean_bounds(y, alpha / 2.0)
-    scale_lo = law.log_z[0] - (a - 1.0) * eps
-    scale_up = law.log_z[1] - (a - 1.0) * eps
+    direction from ``draws = law.draw(rng, n)``; both ends hold together with
+    probability ``>= 1 - alpha``.
+
+    :math:`\delta(\varepsilon) = e^{s + \mathrm{cap}} E_R[Y]` with
+    :math:`Y = e^{W - \mathrm{cap}}(1 - e^{\varepsilon - L})_+ \in [0, 1]`."""
+    losses, log_w = (np.asarray(x, dtype=np.float64) for x in draws)
+    cap = float(law.log_cap(float(eps)))
+    ym = float(law.y_max)
+    y = _scaled(losses, log_w, cap, float(eps)) / ym
+    if np.any(y > 1.0):
+        raise ValueError("a tilted draw exceeds the law's y_max (a bug in the law)")
+    lo, up = (ym * b for b in mean_bounds(y, alpha / 2.0))
+    scale_lo, scale_up = law.log_scale[0] + cap, law.log_scale[1] + cap
     rel = 1e-12                                   # the exp/log round-off, outward
-    est = math.exp(0.5 * (scale_lo + scale_up)) * float(np.mean(y))
+    est = math.exp(0.5 * (scale_lo + scale_up)) * ym * float(np.mean(y))
     low = math.exp(scale_lo) * lo * (1.0 - rel) if lo > 0 else 0.0
     upp = min(1.0, math.exp(scale_up) * up * (1.0 + rel))
     return low, min(max(est, low), upp), upp
 
 
-def tilted_epsilon(law: TiltedLaw, losses: np.ndarray, delta: float, grid: np.ndarray,
-                   alpha: float) -> Tuple[float, float, float]:
+def tilted_epsilon(law: TiltedLaw, draws: Tuple[np.ndarray, np.ndarray], delta: float,
+                   grid: np.ndarray, alpha: float) -> Tuple[float, float, float]:
     r"""``(lower, estimate, upper)`` on :math:`\varepsilon(\delta)` from the bounds on
-    :math:`\delta` at the points of ``grid`` (fixed before sampling; each side at
-    ``alpha / (2 len(grid))``).  ``upper`` is ``inf`` when no grid point is certified
-    below ``delta``; ``lower`` is 0 when none is certified above it."""
+    :math:`\delta` at the points of ``grid`` (fixed before the draws are read; each
+    side at ``alpha / (2 len(grid))``).  ``upper`` is ``inf`` when no grid point is
+    certified below ``delta``; ``lower`` is 0 when none is certified above it."""
     grid = np.sort(np.asarray(grid, dtype=np.float64))
     m = grid.size
     if m == 0:
         raise ValueError("grid must hold at least one epsilon")
-    rows = [tilted_delta(law, losses, float(e), alpha / m) for e in grid]
+    rows = [tilted_delta(law, draws, float(e), alpha / m) for e in grid]
     lows = np.array([r[0] for r in rows])
     ests = np.array([r[1] for r in rows])
     ups = np.array([r[2] for r in rows])

@@ -32,9 +32,9 @@ import numpy as np
 from numba import njit
 
 from ...rdp import occupancy as occ
-from .tilted import TiltedLaw, mixture_sampler
+from .tilted import TiltedLaw, mixture_sampler, renyi_tilted  # noqa: F401 (TiltedLaw: type)
 
-__all__ = ["poisson_gaussian_law", "allocation_law"]
+__all__ = ["poisson_gaussian_law", "allocation_law", "storable", "MAX_STORED"]
 
 
 def _lse(x: np.ndarray) -> float:
@@ -71,8 +71,8 @@ def poisson_gaussian_law(q: float, mu: float, order: int, count: int = 1) -> Til
             out += np.logaddexp(math.log1p(-q) if q < 1 else -np.inf,
                                 math.log(q) + mu * x - 0.5 * mu * mu)
         return out
-    return TiltedLaw(float(a), (log_z - tol, log_z + tol), draw,
-                     f"Poisson-subsampled Gaussian tilted to order {a}")
+    return renyi_tilted(a, (log_z - tol, log_z + tol), draw,
+                        f"Poisson-subsampled Gaussian tilted to order {a}")
 
 
 # ---- random allocation: the occupancy recursion, stored and run backwards -------------
@@ -159,6 +159,11 @@ def _allocation_losses(cum, src, cnt, heads, end, mu, k, T, log_binom, n,
 MAX_STORED = 3.0e7
 
 
+def storable(order: int, steps: int, selected: int) -> bool:
+    """Whether :func:`allocation_law` keeps its table within :data:`MAX_STORED`."""
+    return int(steps) * occ.transition_count(order, selected) <= MAX_STORED
+
+
 def allocation_law(mu: float, steps: int, selected: int, order: int,
                    count: int = 1) -> TiltedLaw:
     r""":math:`P_a` of ``count`` epochs of ``selected``-of-``steps`` random allocation
@@ -178,7 +183,7 @@ def allocation_law(mu: float, steps: int, selected: int, order: int,
     if not 1 <= k <= T or E < 1 or not mu > 0:
         raise ValueError(f"need 1 <= selected <= steps, count >= 1 and mu > 0, got "
                          f"selected={selected!r}, steps={steps!r}, count={count!r}, mu={mu!r}")
-    if T * occ.transition_count(a, k) > MAX_STORED:
+    if not storable(a, T, k):
         raise ValueError(f"the tilted law at order {a} stores {T} x "
                          f"{occ.transition_count(a, k):,} transition probabilities (limit "
                          f"{MAX_STORED:.3g}); use a lower order")
@@ -205,5 +210,6 @@ def allocation_law(mu: float, steps: int, selected: int, order: int,
             out += _allocation_losses(cum, src, cnt, heads, end, float(mu), k, T,
                                       log_binom, int(n), seed)
         return out
-    return TiltedLaw(float(a), (E * (log_z1 - margin), E * (log_z1 + margin)), draw,
-                     f"random allocation ({k} of {T}) tilted to order {a}")
+    return renyi_tilted(a, (E * (log_z1 - margin), E * (log_z1 + margin)), draw,
+                        f"random allocation ({k} of {T}) tilted to order {a}")
+
