@@ -46,7 +46,8 @@ __all__ = ["RandomAllocation", "BallsAndBins", "NoClosedFormError"]
 
 #: How the tail bounds of these specs are described in an interval's ``method``.
 TAIL_SOURCE = ("proven Renyi bounds of random allocation (remove: exact occupancy moments at "
-               "integer orders, Hoeffding's comparison beyond the exact recursion's budget; "
+               "integer orders, the block reduction or Hoeffding's comparison beyond the exact "
+               "recursion's budget; "
                "add: Jensen's inequality)")
 
 
@@ -172,7 +173,8 @@ class RandomAllocation(Mechanism):
         ``"remove"``: :math:`D_\alpha(P\|Q)`, exact (up to outward rounding) at
         integer orders: the multinomial expansion for ``selected = 1``, the occupancy
         recursion of :mod:`sampledprv.rdp.occupancy` for ``selected > 1`` within its
-        budget, Hoeffding's comparison bound beyond it; chords between integers;
+        budget, the smaller of the block reduction (:mod:`sampledprv.rdp.allocation_reduction`)
+        and Hoeffding's comparison bound beyond it; chords between integers;
         ``inf`` when neither applies.  ``"add"``:
         :math:`D_\alpha(Q\|P) \le k D_{1+(\alpha-1)k/T}(B\|A)`
         (:mod:`sampledprv.rdp.allocation`)."""

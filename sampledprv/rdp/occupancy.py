@@ -80,7 +80,7 @@ __all__ = ["occupancy_log_moment", "transition_count", "affordable", "MAX_TRANSI
 MAX_TRANSITIONS = 2.0e8
 
 #: Largest transition table kept in memory (16 bytes a row while it is built).
-MAX_TABLE = 1.2e7
+MAX_TABLE = 4.0e6
 
 _EPS = 2.0 ** -53
 

@@ -13,7 +13,9 @@ heterogeneous composition composes all "remove" PRVs together and all "add" PRVs
 together (a symmetric mechanism contributes its one PRV to both);
 :math:`\delta = \max` over the two directions.  ``alpha`` is split evenly over the
 distinct histograms a query uses, and within each histogram over its tests
-(:mod:`.envelopes`), so every returned interval is certified on its own.
+(:mod:`.envelopes`), so every returned interval is certified on its own.  A composed
+spec with dominating compositions (``k``-of-``T`` random allocation) gets the best of
+every valid bound instead, ``alpha`` split over them (:mod:`.alternatives`).
 """
 
 from __future__ import annotations

@@ -104,11 +104,11 @@ class Alternatives:
         return self._inner
 
     def rdp(self) -> Optional[Any]:
-        """An RDP accountant of the composition on the integer orders 2..96, or ``None``
+        """An RDP accountant of the composition on the integer orders 2..64, or ``None``
         when a spec has no proven Renyi bound (user inputs)."""
         if self._rdp_ok is None:
             from ...rdp.accountant import RdpAccountant
-            acc = RdpAccountant(orders=[float(a) for a in range(2, 97)])
+            acc = RdpAccountant(orders=[float(a) for a in range(2, 65)])
             try:
                 for m, c in self._entries:
                     acc.compose(m, c)
@@ -132,11 +132,12 @@ class Alternatives:
         query, lowered until the spec can build its tilted law."""
         from ...rdp.divergence import renyi_divergence
         spec, count = self._entries[0]
-        orders = np.arange(2.0, 97.0)
+        orders = np.arange(2.0, 65.0)
         rdp = np.array([count * renyi_divergence(spec, float(o), "remove") for o in orders])
         with np.errstate(invalid="ignore", over="ignore"):
             if query == "epsilon":
-                score = rdp + np.log1p(-1.0 / orders) - (math.log(x) + np.log(orders)) / (orders - 1.0)
+                score = rdp + np.log1p(-1.0 / orders) \
+                    - (math.log(x) + np.log(orders)) / (orders - 1.0)
             else:
                 score = (orders - 1.0) * (rdp - x) + (orders - 1.0) * np.log1p(-1.0 / orders) \
                     - np.log(orders)
@@ -192,7 +193,7 @@ class Alternatives:
         red_pd = red.details.get("per_direction", {})
         rdp = self._rdp_value(query, x)
         tilt = self._tilted(query, x)
-        ups, lows = {}, {}
+        ups, lows, cands = {}, {}, {}
         for d in dirs:
             cand_up = [(own_pd.get(d, (own.lower, own.estimate, own.upper))[2], own_name,
                         own.method),
@@ -205,6 +206,8 @@ class Alternatives:
                 cand_low.append((lo, "tilted sampling", how))
             if query == "delta":
                 cand_up = [(min(u, 1.0), n, m) for u, n, m in cand_up]
+            cands[d] = {"upper": {n: float(u) for u, n, _ in cand_up},
+                        "lower": {n: float(u) for u, n, _ in cand_low}}
             ups[d] = min(cand_up, key=lambda t: t[0])
             lows[d] = max(cand_low, key=lambda t: t[0])
         d_up = max(ups, key=lambda d: ups[d][0])
@@ -220,7 +223,7 @@ class Alternatives:
         details = {**own.details,
                    "upper_bounds": {d: ups[d][:2] for d in dirs},
                    "lower_bounds": {d: lows[d][:2] for d in dirs},
-                   "upper_end": up_name, "lower_end": low_name}
+                   "candidates": cands, "upper_end": up_name, "lower_end": low_name}
         return Interval(float(lower), float(est), float(up), own.certification,
                         own.confidence, method, details)
 

@@ -77,6 +77,10 @@ class TiltedLaw:
         An upper bound on :math:`Y_\varepsilon` below (default 1); the Renyi tilt has
         :math:`Y \le \max_{u>0} e^{-(a-1)u}(1-e^{-u}) = (1-1/a)^{a-1}/a`, which
         narrows the confidence bounds by that factor.
+    tv : float
+        A bound on the total-variation distance between the law ``draw`` samples and
+        :math:`R` (its round-off); the confidence bounds on :math:`E[Y/y_{\max}]` are
+        widened by it.
     """
 
     order: float
@@ -85,6 +89,7 @@ class TiltedLaw:
     log_cap: Callable[[float], float]
     name: str = "tilted law"
     y_max: float = 1.0
+    tv: float = 0.0
 
     def __post_init__(self) -> None:
         lo, hi = (float(x) for x in self.log_scale)
@@ -94,7 +99,7 @@ class TiltedLaw:
 
 
 def renyi_tilted(order: float, log_z: Tuple[float, float], draw_losses: Callable,
-                 name: str) -> TiltedLaw:
+                 name: str, tv: float = 0.0) -> TiltedLaw:
     r"""The tilted law :math:`P_a` (density :math:`p^a q^{1-a}/Z_a`) from a sampler
     ``draw_losses(rng, n)`` of the loss under it and a bracket on :math:`\log Z_a`."""
     a = float(order)
@@ -107,7 +112,7 @@ def renyi_tilted(order: float, log_z: Tuple[float, float], draw_losses: Callable
     # max of e^{-(a-1)u}(1 - e^{-u}) over u > 0, at e^{-u} = 1 - 1/a; raised by 1e-12
     y_max = min(1.0, (1.0 - 1.0 / a) ** (a - 1.0) / a * (1.0 + 1e-12))
     return TiltedLaw(a, (float(log_z[0]), float(log_z[1])), draw,
-                     lambda eps: -(a - 1.0) * float(eps), name, y_max)
+                     lambda eps: -(a - 1.0) * float(eps), name, y_max, float(tv))
 
 
 def mixture_sampler(log_weights: np.ndarray, component_losses: Callable) -> Callable:
@@ -170,7 +175,8 @@ def tilted_delta(law: TiltedLaw, draws: Tuple[np.ndarray, np.ndarray], eps: floa
     y = _scaled(losses, log_w, cap, float(eps)) / ym
     if np.any(y > 1.0):
         raise ValueError("a tilted draw exceeds the law's y_max (a bug in the law)")
-    lo, up = (ym * b for b in mean_bounds(y, alpha / 2.0))
+    lo, up = mean_bounds(y, alpha / 2.0)
+    lo, up = ym * max(0.0, lo - law.tv), ym * min(1.0, up + law.tv)
     scale_lo, scale_up = law.log_scale[0] + cap, law.log_scale[1] + cap
     rel = 1e-12                                   # the exp/log round-off, outward
     est = math.exp(0.5 * (scale_lo + scale_up)) * ym * float(np.mean(y))
