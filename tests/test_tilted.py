@@ -113,9 +113,9 @@ def test_allocation_tilted_law_against_plain_draws():
     own plain sampler; 5-sigma tolerances)."""
     spec = RandomAllocation(1.0, 5, 2)
     law = allocation_law(1.0, 5, 2, 3)
-    L, W = law.draw(np.random.default_rng(2), 400_000)
+    L, W = law.draw(np.random.default_rng(2), 150_000)
     w = np.exp(W + law.log_scale[1])
-    plain = spec.numpy_loss_sampler("remove")(np.random.default_rng(3), 400_000)
+    plain = spec.numpy_loss_sampler("remove")(np.random.default_rng(3), 150_000)
     assert abs(np.mean(w) - 1.0) < 5 * np.std(w) / math.sqrt(w.size)
     for t in (0.5, 1.5):
         a, b = w * (L > t), (plain > t).astype(float)

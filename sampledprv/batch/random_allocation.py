@@ -198,17 +198,20 @@ class RandomAllocation(Mechanism):
             return None
         return ConditionalRemove(self.steps, d)
 
-    def dominating_compositions(self) -> tuple:
+    def dominating_compositions(self, conditional: bool = True) -> tuple:
         r"""``((name, ((spec, count), ...)), ...)``: compositions whose pair dominates
         this spec's in both directions (every :math:`\delta(\varepsilon)` and Renyi
         order), for the sampled accountant's "every valid bound" (empty for
         ``selected = 1``).  ``k``-of-``T`` allocation is dominated by balls-and-bins over
         ``k`` blocks of :math:`\lfloor T/k\rfloor` or :math:`\lceil T/k\rceil` steps
-        (:mod:`sampledprv.rdp.allocation_reduction`)."""
+        (:mod:`sampledprv.rdp.allocation_reduction`).  ``conditional=False``: blocks
+        whose remove direction is sampled plainly (cheaper; for a caller that bounds
+        the remove direction otherwise, e.g. by tilted draws)."""
         if self.selected == 1:
             return ()
         counts = block_counts(self.steps, self.selected)
-        blocks = tuple((BallsAndBins(self.sigma, size, 1, self.sensitivity, self.base), count)
+        cls = BallsAndBins if conditional else PlainBallsAndBins
+        blocks = tuple((cls(self.sigma, size, 1, self.sensitivity, self.base), count)
                        for size, count in counts)
         sizes = "/".join(str(size) for size, _ in counts)
         return ((f"block reduction ({self.selected} of {self.steps} steps <= balls-and-bins "
@@ -247,6 +250,16 @@ class BallsAndBins(RandomAllocation):
             raise ValueError(f"BallsAndBins has selected=1, got selected={self.selected!r}; "
                              "use RandomAllocation(sigma, steps, selected=k) for k of T")
         super().__post_init__()
+
+
+@dataclass(frozen=True)
+class PlainBallsAndBins(BallsAndBins):
+    """:class:`BallsAndBins` sampled without the conditional envelope (its remove loss
+    drawn plainly): the blocks of a block reduction whose remove direction is bounded
+    by other means (:meth:`RandomAllocation.dominating_compositions`)."""
+
+    def conditional(self, direction: str) -> Any:
+        return None
 
 
 def _no_law(spec: RandomAllocation):

@@ -45,9 +45,9 @@ _RDP_NAME = ("RDP conversion of the proven Renyi bounds (Canonne-Kamath-Steinke 
              "exact occupancy moments where affordable, block reduction beyond)")
 
 
-def _hooks(mech: Any) -> tuple:
+def _hooks(mech: Any, conditional: bool = True) -> tuple:
     fn = getattr(mech, "dominating_compositions", None)
-    return tuple(fn()) if callable(fn) else ()
+    return tuple(fn(conditional=conditional)) if callable(fn) else ()
 
 
 def has_alternatives(entries: dict) -> bool:
@@ -69,20 +69,24 @@ class Alternatives:
 
     def __init__(self, outer: Any, make_inner: Callable[[float], Any]) -> None:
         bank = outer._bank
+        self._entries = [(m, c) for m, c in bank.entries.values()]
+        only = self._entries[0][0] if len(self._entries) == 1 else None
+        tilt = callable(getattr(only, "tilted_law", None)) and \
+            only.tilted_law(2, self._entries[0][1]) is not None
+        self._tilt_spec = only if tilt else None
         replaced: List[Tuple[Any, int, Any, Any]] = []
         names: List[str] = []
         for key, (m, c) in bank.entries.items():
             renyi, loss_range = bank.side.get(key, (None, None))
-            hooks = _hooks(m)
+            # with tilted draws for the remove direction, the blocks' remove direction
+            # is sampled plainly (the conditional envelope costs seconds and would not win)
+            hooks = _hooks(m, conditional=not tilt)
             if hooks:
                 name, blocks = hooks[0]
                 names.append(name)
                 replaced.extend((spec, count * c, None, None) for spec, count in blocks)
             else:
                 replaced.append((m, c, renyi, loss_range))
-        self._entries = [(m, c) for m, c in bank.entries.values()]
-        only = self._entries[0][0] if len(self._entries) == 1 else None
-        self._tilt_spec = only if callable(getattr(only, "tilted_law", None)) else None
         self.alpha_each = outer.alpha / (3.0 if self._tilt_spec is not None else 2.0)
         self.reduction_name = "; ".join(names)
         self._replaced = replaced
