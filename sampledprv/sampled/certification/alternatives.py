@@ -234,7 +234,8 @@ class Alternatives:
 
 def best_of(query: str, x: float, direction: Any, alt: Optional[Alternatives],
             own: Interval) -> Interval:
-    """``own`` when there are no other bounds, else the best of all (:meth:`Alternatives.combine`)."""
+    """``own`` when there are no other bounds, else the best of all
+    (:meth:`Alternatives.combine`)."""
     if alt is None:
         return own
     return alt.combine(query, x, direction, own, "the composition's own sampled envelopes")

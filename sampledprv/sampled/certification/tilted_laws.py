@@ -26,13 +26,11 @@ so :math:`P_a` is the mixture over ``a``-tuples of components with weights
 from __future__ import annotations
 
 import math
-from typing import Tuple
-
 import numpy as np
 from numba import njit
 
 from ...rdp import occupancy as occ
-from .tilted import TiltedLaw, mixture_sampler, renyi_tilted  # noqa: F401 (TiltedLaw: type)
+from .tilted import TiltedLaw, mixture_sampler, renyi_tilted
 
 __all__ = ["poisson_gaussian_law", "allocation_law", "storable", "MAX_STORED"]
 
