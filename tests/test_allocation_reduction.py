@@ -140,3 +140,26 @@ def test_interval_is_the_best_of_every_bound_and_names_the_winners():
     assert max(at_up) <= 1e-3 * 1.1 and max(at_low) >= 1e-3 * 0.9
     dl = acc.delta(1.0)
     assert dl.lower <= dl.upper and "upper end:" in dl.method
+
+
+def test_single_direction_and_delta_queries_and_laplace_steps():
+    """One direction at a time (the tilted draws only for "remove"), delta queries, and
+    steps without a tilted law (Laplace: own envelopes and block reduction at alpha/2,
+    RDP); each interval contains a large-sample estimate of its own quantity."""
+    rng = np.random.default_rng(11)
+    for spec, n_tilt in ((RandomAllocation(1.0, 4, 2), 4), (RandomAllocation(
+            None, 4, 2, base=sp.Laplace(1.0)), 3)):
+        acc = sp.SampledAccountant(20_000, alpha=1e-3, seed=5, bins=1024).compose(spec, 1)
+        alt = acc._alternatives()
+        assert alt.alpha_each == pytest.approx(1e-3 / (3 if n_tilt == 4 else 2))
+        for d in ("remove", "add"):
+            y = spec.numpy_loss_sampler(d)(rng, 400_000)
+            iv = acc.delta(1.0, direction=d)
+            est = float(np.mean(np.maximum(1.0 - np.exp(1.0 - y), 0.0)))
+            assert iv.lower <= est * 1.05 and est * 0.95 <= iv.upper
+            assert set(iv.details["candidates"]) == {d}
+            has_tilt = "tilted sampling" in iv.details["candidates"][d]["upper"]
+            assert has_tilt == (d == "remove" and n_tilt == 4)
+            e = acc.epsilon(1e-2, direction=d)
+            assert np.mean(np.maximum(1.0 - np.exp(e.upper - y), 0.0)) <= 1e-2 * 1.05
+            assert np.mean(np.maximum(1.0 - np.exp(e.lower - y), 0.0)) >= 1e-2 * 0.95

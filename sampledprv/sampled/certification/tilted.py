@@ -23,10 +23,11 @@ near :math:`\varepsilon` (:math:`E_{P_a}[L] = \tfrac{d}{da}\log Z_a`).
 **Mixtures.**  When :math:`P = \sum_i w_i P_i` and each :math:`Q\prod_j (dP_{i_j}/dQ)`
 is a scaled law that can be sampled, :math:`P_a` is a mixture over ``a``-tuples of
 components with weights proportional to the terms of the moment :math:`Z_a` (the
-terms the exact-moment recursions sum).  :class:`TiltedLaw` takes that description:
-``log Z_a`` (bracketed) and a sampler of :math:`L` under :math:`P_a` (typically: pick
-a component by its log-weight, then draw its coordinates).  Concrete laws:
-:mod:`.tilted_laws`.
+terms the exact-moment recursions sum).  :func:`mixture_sampler` turns that description
+(the components' log-weights and a per-component sampler of the loss) into a sampler,
+and :func:`renyi_tilted` into a :class:`TiltedLaw`; :class:`TiltedLaw` itself is any
+proposal :math:`R` with :math:`E_{\text{pair}}[g(L)] = e^s E_R[e^W g(L)]` and a bound
+on :math:`W` on the tail.  Concrete laws: :mod:`.tilted_laws`.
 
 **Queries.**  :math:`\delta(\varepsilon)` at one :math:`\varepsilon`: two one-sided
 bounds at ``alpha/2`` each.  :math:`\varepsilon(\delta)`: the bounds on a fixed grid of
