@@ -1,7 +1,7 @@
-"""Certified tails (issue 33): width, time and the bound that set each end.
+"""Certified tails: width, time and the bound that set each end.
 
 Cases (whole process on this machine, alpha = 1e-6, one epoch), each with the figures
-of the issue's table measured on main before this work ("before"):
+measured on main before the certified-tails work ("before"):
 
 1. ``RandomAllocation(2.0, 100, selected=10)``, epsilon(1e-6) and epsilon(1e-5).
    Before: n = 2e6: [2.228, 3.748] and [2.028, 2.545]; Poisson (q = k/T) 2.6751.

@@ -1,5 +1,5 @@
-"""The block reduction of k-of-T random allocation and the "every valid bound" interval
-(issue 33, item 1)."""
+"""The block reduction of k-of-T random allocation and the "every valid bound"
+interval."""
 
 import itertools
 import math

@@ -1,4 +1,4 @@
-"""The compiled, two-ended occupancy recursion (issue 33, item 2)."""
+"""The compiled, two-ended occupancy recursion."""
 
 import itertools
 import math
@@ -33,7 +33,7 @@ def test_equals_brute_force_odd_and_even_columns(T, k, a):
 
 
 def test_order_eight_at_t100_k10_is_exact_and_consistent():
-    """The issue's case: order 8 at T = 100, k = 10 is within the budget; the moment
+    """The target case: order 8 at T = 100, k = 10 is within the budget; the moment
     lies between the all-subsets-equal event and Hoeffding's comparison bound, and the
     log-moments (a - 1) D_a are convex in a (a property of every Renyi curve)."""
     from sampledprv.mechanisms import Gaussian

@@ -1,4 +1,4 @@
-"""Certified tails by tilted sampling (issue 33, item 3): coverage on exact answers."""
+"""Certified tails by tilted sampling: coverage on exact answers."""
 
 import math
 
@@ -33,7 +33,7 @@ def test_log_z_matches_the_renyi_moment():
 
 
 def test_issue_numbers_far_tail():
-    """The issue's case (q = 0.01, mu = 1): delta(1) = 2.7e-9, far below what 1e6 plain
+    """The known case (q = 0.01, mu = 1): delta(1) = 2.7e-9, far below what 1e6 plain
     draws can see (Clopper-Pearson upper bound about 1.4e-5 at level 1e-6 with no hit);
     1e6 draws of P_10 bound it within a factor 10 on both sides."""
     law = poisson_gaussian_law(0.01, 1.0, 10)

@@ -1,4 +1,4 @@
-r"""Every valid bound, and the smallest wins (issue 33, item 1).
+r"""Every valid bound, and the smallest wins.
 
 The sampled accountant's interval for a composition comes from the envelopes of its
 own histograms.  When a composed spec also has *dominating compositions* (a hook

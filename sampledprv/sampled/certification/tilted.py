@@ -1,4 +1,4 @@
-r"""Certified tails by tilted sampling (issue 33, item 3).
+r"""Certified tails by tilted sampling.
 
 For a pair :math:`(P, Q)` with privacy loss :math:`L = \log(dP/dQ)` and an order
 :math:`a > 1` whose moment :math:`Z_a = E_Q[(P/Q)^a] = e^{(a-1)D_a}` is known exactly,

@@ -1,4 +1,4 @@
-r"""Tilted laws :math:`P_a` of mixtures of Gaussians (issue 33, item 3).
+r"""Tilted laws :math:`P_a` of mixtures of Gaussians.
 
 Each law here is the remove direction :math:`(P, Q)`, :math:`Q = N(0, I)`, of a
 mixture :math:`P = \sum_i w_i N(\mu v_i, I)` composed ``count`` times (independent
