@@ -37,6 +37,7 @@ from ..mechanisms.generalized_gaussian import GeneralizedGaussian
 from ..mechanisms.laplace import Laplace
 from ..mechanisms.registry import CliKind, Family, register
 from ..rdp import allocation as ra
+from ..rdp.allocation_reduction import block_counts
 from ..rdp.divergence import register_divergence
 from ..sampled.certification.conditional import ConditionalRemove
 from ..sampled.draws import allocation as al
@@ -45,7 +46,8 @@ __all__ = ["RandomAllocation", "BallsAndBins", "NoClosedFormError"]
 
 #: How the tail bounds of these specs are described in an interval's ``method``.
 TAIL_SOURCE = ("proven Renyi bounds of random allocation (remove: exact occupancy moments at "
-               "integer orders, Hoeffding's comparison beyond the exact recursion's budget; "
+               "integer orders, the block reduction or Hoeffding's comparison beyond the exact "
+               "recursion's budget; "
                "add: Jensen's inequality)")
 
 
@@ -171,7 +173,8 @@ class RandomAllocation(Mechanism):
         ``"remove"``: :math:`D_\alpha(P\|Q)`, exact (up to outward rounding) at
         integer orders: the multinomial expansion for ``selected = 1``, the occupancy
         recursion of :mod:`sampledprv.rdp.occupancy` for ``selected > 1`` within its
-        budget, Hoeffding's comparison bound beyond it; chords between integers;
+        budget, the smaller of the block reduction (:mod:`sampledprv.rdp.allocation_reduction`)
+        and Hoeffding's comparison bound beyond it; chords between integers;
         ``inf`` when neither applies.  ``"add"``:
         :math:`D_\alpha(Q\|P) \le k D_{1+(\alpha-1)k/T}(B\|A)`
         (:mod:`sampledprv.rdp.allocation`)."""
@@ -194,6 +197,39 @@ class RandomAllocation(Mechanism):
         if kind != al.BASE_GAUSS:
             return None
         return ConditionalRemove(self.steps, d)
+
+    def dominating_compositions(self, conditional: bool = True) -> tuple:
+        r"""``((name, ((spec, count), ...)), ...)``: compositions whose pair dominates
+        this spec's in both directions (every :math:`\delta(\varepsilon)` and Renyi
+        order), for the sampled accountant's "every valid bound" (empty for
+        ``selected = 1``).  ``k``-of-``T`` allocation is dominated by balls-and-bins over
+        ``k`` blocks of :math:`\lfloor T/k\rfloor` or :math:`\lceil T/k\rceil` steps
+        (:mod:`sampledprv.rdp.allocation_reduction`).  ``conditional=False``: blocks
+        whose remove direction is sampled plainly (cheaper; for a caller that bounds
+        the remove direction otherwise, e.g. by tilted draws)."""
+        if self.selected == 1:
+            return ()
+        counts = block_counts(self.steps, self.selected)
+        cls = BallsAndBins if conditional else PlainBallsAndBins
+        blocks = tuple((cls(self.sigma, size, 1, self.sensitivity, self.base), count)
+                       for size, count in counts)
+        sizes = "/".join(str(size) for size, _ in counts)
+        return ((f"block reduction ({self.selected} of {self.steps} steps <= balls-and-bins "
+                 f"over {self.selected} blocks of {sizes} steps, Feldman-Shenfeld)",
+                 blocks),)
+
+    def tilted_law(self, order: int, count: int = 1) -> Any:
+        r"""The tilted law :math:`P_a` of ``count`` epochs, remove direction
+        (:func:`sampledprv.sampled.certification.tilted_laws.allocation_law`), for
+        Gaussian steps; ``None`` for other steps (their tilted step law is not a
+        Gaussian) and where the stored recursion would be too large."""
+        kind, d, _ = self._kernel_params("remove")
+        if kind != al.BASE_GAUSS or self.selected == 1:
+            return None
+        from ..sampled.certification import tilted_laws
+        if not tilted_laws.storable(int(order), self.steps, self.selected):
+            return None
+        return tilted_laws.allocation_law(d, self.steps, self.selected, int(order), count)
 
     @property
     def tail_source(self) -> str:
@@ -221,6 +257,16 @@ class BallsAndBins(RandomAllocation):
             raise ValueError(f"BallsAndBins has selected=1, got selected={self.selected!r}; "
                              "use RandomAllocation(sigma, steps, selected=k) for k of T")
         super().__post_init__()
+
+
+@dataclass(frozen=True)
+class PlainBallsAndBins(BallsAndBins):
+    """:class:`BallsAndBins` sampled without the conditional envelope (its remove loss
+    drawn plainly): the blocks of a block reduction whose remove direction is bounded
+    by other means (:meth:`RandomAllocation.dominating_compositions`)."""
+
+    def conditional(self, direction: str) -> Any:
+        return None
 
 
 def _no_law(spec: RandomAllocation):

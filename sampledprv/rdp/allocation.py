@@ -20,9 +20,13 @@ which for Gaussian steps is :math:`E[\exp(\mu^2\sum_{i<j}|S_i\cap S_j|)]`.
   :math:`E = \alpha!\, T^{-\alpha} [x^\alpha] f(x)^T`.
 * ``k > 1`` (exact): the occupancy recursion of :mod:`.occupancy` (the ``a`` subsets
   revealed step by step, a Markov chain on how many subsets have how many elements so
-  far), wherever its cost ``T * C(a + 2k, 2k)`` fits
-  :data:`~.occupancy.MAX_TRANSITIONS`.
-* ``k > 1`` beyond that budget (upper bound): each :math:`1_{S_i}` is a sum of ``k`` draws *without*
+  far; compiled, swept from both ends), wherever it is
+  :func:`~.occupancy.affordable` (``ceil(T/2) * C(a + 2k, 2k)`` transition evaluations
+  within :data:`~.occupancy.MAX_TRANSITIONS`).
+* ``k > 1`` beyond that budget (upper bounds, the smaller wins): the block reduction of
+  :mod:`.allocation_reduction` (the sum of the exact balls-and-bins moments of ``k``
+  blocks of about ``T/k`` steps, by Jensen's inequality over a random permutation), and
+  Hoeffding's comparison: each :math:`1_{S_i}` is a sum of ``k`` draws *without*
   replacement from the vectors :math:`e_1..e_T`; :math:`c \mapsto \prod_t M(c_t)` is
   convex (:math:`\log M` is a cumulant generating function, hence convex, and
   :math:`\exp` of a convex function is convex), so by Hoeffding's comparison (1963,
@@ -55,7 +59,8 @@ import numpy as np
 from ..mechanisms import Gaussian
 from ._rounding import up
 from .divergence import renyi_divergence
-from .occupancy import MAX_TRANSITIONS, occupancy_log_moment, transition_count
+from .allocation_reduction import reduction_log_moment
+from .occupancy import affordable, occupancy_log_moment
 
 __all__ = ["log_multinomial_moment", "remove_log_moment", "remove_divergence",
            "add_divergence", "step_log_moment", "step_add_divergence", "MAX_BALLS"]
@@ -126,26 +131,28 @@ def remove_log_moment(order: int, steps: int, selected: int, base: Any) -> float
 
     Exact up to round-off (for Gaussian steps; else as tight as the step's
     :math:`M(c)` bounds) for ``selected = 1`` (multinomial expansion) and, for
-    ``selected > 1``, wherever the occupancy recursion of :mod:`.occupancy` fits its
-    budget (``steps`` times :math:`\binom{\alpha+2k}{2k}` at most
-    :data:`~.occupancy.MAX_TRANSITIONS`); beyond it Hoeffding's comparison bound
-    (``order * selected`` balls, at most :data:`MAX_BALLS`), else ``inf``."""
+    ``selected > 1``, wherever the occupancy recursion of :mod:`.occupancy` is
+    :func:`~.occupancy.affordable`; beyond it the smaller of the block reduction
+    (:mod:`.allocation_reduction`, ``order`` balls per block) and Hoeffding's comparison
+    bound (``order * selected`` balls), each where it has at most :data:`MAX_BALLS`
+    balls, else ``inf``."""
     a, k, T = int(order), int(selected), int(steps)
-    if k > 1 and T * transition_count(a, k) <= MAX_TRANSITIONS:
+    if k > 1 and affordable(a, T, k):
         lm = np.array([0.0, 0.0] + [step_log_moment(base, c) for c in range(2, a + 1)])[: a + 1]
         if not np.all(np.isfinite(lm)):
             return math.inf
         val = occupancy_log_moment(lm, T, k)
         return up(max(val, 0.0), max(float(np.max(lm)), float(T)))
+    block = reduction_log_moment(a, T, k, base) if k > 1 else math.inf
     balls = a * k
     if balls > MAX_BALLS:
-        return math.inf
+        return block
     lm = np.array([0.0, 0.0] + [step_log_moment(base, c) for c in range(2, balls + 1)])
     lm = lm[: balls + 1]
     if not np.all(np.isfinite(lm)):
-        return math.inf
+        return block
     val = log_multinomial_moment(lm, steps)
-    return up(max(val, 0.0), float(np.max(lm)) + balls)
+    return min(block, up(max(val, 0.0), float(np.max(lm)) + balls))
 
 
 def remove_divergence(order: float, steps: int, selected: int, base: Any) -> float:

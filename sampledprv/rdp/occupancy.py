@@ -11,40 +11,57 @@ exactly (up to floating-point round-off, bounded and rounded outward by the call
 It is the remove-direction Renyi moment of random allocation
 (:mod:`sampledprv.rdp.allocation`): :math:`E_Q[(P/Q)^a] = E[\prod_t M(c_t)]`.
 
-**Method.**  Reveal the subsets step by step.  A uniform ``k``-subset read in the
-order :math:`t = 1, \dots, T` is a Markov chain on the number ``r`` of its elements
-seen so far: step :math:`t` belongs to it with probability :math:`(k - r)/(T - t + 1)`
-(sequential sampling without replacement), and the ``a`` chains are independent.  The
-joint state after step ``t`` is therefore the *occupancy vector*
-:math:`n = (n_0, \dots, n_k)`, :math:`n_r` = number of subsets with ``r`` elements so
-far (:math:`\sum_r n_r = a`; the subsets are exchangeable, so which subset is where
-does not matter).  At step ``t`` the :math:`m_r` subsets of level ``r`` that contain
-``t`` are independent :math:`\mathrm{Binomial}(n_r, (k-r)/(T-t+1))` draws,
-:math:`c_t = \sum_r m_r`, and the state moves to :math:`n_r - m_r + m_{r-1}`.  The
-forward recursion
+**Method (column by column, unnormalised).**  Write the subsets as the rows of an
+``a x T`` 0/1 matrix with row sums ``k``; the weight is a product over its columns, and
+:math:`E = \binom Tk^{-a}\sum_{\text{matrices}}\prod_t M(c_t)`.  Build the matrix column
+by column and keep, for the first ``t`` columns, the *occupancy vector*
+:math:`n = (n_0, \dots, n_k)` (:math:`n_r` = rows with ``r`` ones so far,
+:math:`\sum_r n_r = a`; rows with ``k`` ones take no more).  With
+:math:`u_t(n)` the weighted number of labelled ``a x t`` matrices with profile ``n``,
 
-.. math:: v_t(n') = \sum_{n, m \to n'} v_{t-1}(n)\, M\big(\textstyle\sum_r m_r\big)
-          \prod_{r<k} \binom{n_r}{m_r} p_r^{m_r} (1-p_r)^{n_r-m_r}
+.. math:: u_t(n') = \sum_{n, m \to n'} u_{t-1}(n)\, M\big(\textstyle\sum_r m_r\big)
+          \prod_{r<k} \binom{n_r}{m_r},
 
-from :math:`v_0 = \delta_{(a, 0, \dots, 0)}` ends in :math:`v_T((0, \dots, 0, a))`,
-the moment.  There are :math:`\binom{a+k}{k}` states and :math:`\binom{a+2k}{2k}`
-transitions per step (the pairs :math:`(n, m)`), so the cost is
-:math:`O(T\binom{a+2k}{2k})`; every term is non-negative (no cancellation), and each
-state's value is kept as a logarithm, and the terms arriving in one state are summed
-by log-sum-exp shifted by their largest one, so nothing overflows; a term is lost to
-underflow only when it is below :math:`e^{-745}` times the largest term arriving in the
-same state, and paths that meet in a state have the same future, so such a term is
-negligible.  (Normalising a step across all states would not be sound: a path that is
-small now may collect the largest weights later.)
+where :math:`m_r \le n_r` rows of level ``r`` take a one in column ``t`` and
+:math:`n'_r = n_r - m_r + m_{r-1}`; :math:`u_0 = \delta_{(a, 0, \dots, 0)}`.  Every
+column uses the same transition weights, so they are computed once (a table of
+:math:`\binom{a+2k}{2k}` pairs :math:`(n, m)`, grouped by destination).
 
-**Round-off.**  Each log term of a step is a sum of at most :math:`2k + 4` rounded
+**Meeting in the middle.**  The weight does not depend on the order of the columns
+nor on the labels of the rows.  Split the columns at :math:`h = \lfloor T/2\rfloor`: a
+matrix is a left part with profile ``n`` and a right part whose row sums are
+:math:`k - r_i`, i.e. whose profile is the reversal :math:`\bar n_r = n_{k-r}`; summed
+over the right parts with *given* row sums the weight is
+:math:`u_{T-h}(\bar n)` divided by the number :math:`a!/\prod_r n_r!` of labelled row-sum
+vectors with that profile.  Hence
+
+.. math:: E = \binom Tk^{-a}\sum_n u_h(n)\,u_{T-h}(\bar n)\,
+          \frac{\prod_r n_r!}{a!},
+
+and only :math:`\lceil T/2\rceil` columns are swept (:math:`u_{T-h}` is :math:`u_h`
+advanced by one more column when ``T`` is odd).  The sweep is compiled with Numba.
+
+**Logarithms.**  Every term is non-negative (no cancellation).  Each state's value is
+kept as a logarithm and the terms arriving in one state are summed by log-sum-exp
+shifted by their largest one, so nothing overflows; a term is lost to underflow only
+when it is below :math:`e^{-745}` times the largest term arriving in the same state,
+and paths that meet in a state have the same future, so such a term is negligible.
+(Normalising a column across all states would not be sound: a path that is small now
+may collect the largest weights later.)
+
+**Round-off.**  Each log term of a column is a sum of at most :math:`2k + 4` rounded
 numbers of magnitude at most :math:`\Lambda` (the largest :math:`|\text{log term}|`
 met, tracked), so its absolute error is below :math:`(2k+4)\,\epsilon\,(1+\Lambda)`
-with :math:`\epsilon = 2^{-52}`; the log-sum-exp of non-negative terms adds a few
-:math:`\epsilon`, and the errors of ``T`` steps add.  The result is returned raised by
-:math:`8 (2k+8)\,T\,\epsilon\,(1+\Lambda)`, a margin of more than four times that
-bound (callers round up once more).
+with :math:`\epsilon = 2^{-53}`; the shifted sum of :math:`g` terms in :math:`(0, 1]`
+with at least one equal to 1 has relative error below :math:`(g+2)\epsilon` (plain
+recursive summation plus the rounding of ``exp``), hence its logarithm an absolute
+error below :math:`(g+3)\epsilon`, with :math:`g` the largest number of terms into one
+state (:math:`g_{\max}`); the errors of the :math:`\lceil T/2\rceil` columns and of the
+final sum (:math:`\binom{a+k}{k}` terms) add.  The result is returned raised by
+:math:`8\,\epsilon\,[T((2k+8)(1+\Lambda) + g_{\max}) + \binom{a+k}{k} + (a + 4)(1 +
+\Lambda)]`, more than four times that bound (callers round up once more).
 """
+
 
 from __future__ import annotations
 
@@ -53,20 +70,38 @@ import math
 from typing import Tuple
 
 import numpy as np
+from numba import njit
 
-__all__ = ["occupancy_log_moment", "transition_count", "MAX_TRANSITIONS"]
+__all__ = ["occupancy_log_moment", "transition_count", "affordable", "MAX_TRANSITIONS",
+           "MAX_TABLE"]
 
-#: Largest ``steps * transitions`` evaluated (about a second of numpy work); larger
-#: orders are left to the caller's other bounds.
-MAX_TRANSITIONS = 1.0e7
+#: Largest ``ceil(steps / 2) * transitions`` evaluated (about two seconds of compiled
+#: work); larger orders are left to the caller's other bounds.
+MAX_TRANSITIONS = 2.0e8
+
+#: Largest transition table kept in memory (16 bytes a row while it is built).
+MAX_TABLE = 4.0e6
+
+_EPS = 2.0 ** -53
 
 
 def transition_count(order: int, selected: int) -> int:
-    r"""Transitions per step of the recursion, :math:`\binom{a+2k}{2k}`."""
+    r"""Transitions per column of the recursion, :math:`\binom{a+2k}{2k}`."""
     return math.comb(int(order) + 2 * int(selected), 2 * int(selected))
 
 
-def _states(a: int, k: int) -> list:
+def _work(order: int, steps: int, selected: int) -> int:
+    return -(-int(steps) // 2) * transition_count(order, selected)
+
+
+def affordable(order: int, steps: int, selected: int) -> bool:
+    """Whether :func:`occupancy_log_moment` runs at this order within its budgets
+    (:data:`MAX_TRANSITIONS` evaluations, a table of at most :data:`MAX_TABLE` rows)."""
+    return (transition_count(order, selected) <= MAX_TABLE
+            and _work(order, steps, selected) <= MAX_TRANSITIONS)
+
+
+def _states(a: int, k: int) -> np.ndarray:
     out: list = []
 
     def rec(prefix: list, left: int, levels: int) -> None:
@@ -76,103 +111,167 @@ def _states(a: int, k: int) -> list:
         for x in range(left, -1, -1):
             rec(prefix + [x], left - x, levels - 1)
     rec([], a, k + 1)
-    return out
+    return np.array(out, dtype=np.int64).reshape(-1, k + 1)
 
 
-@functools.lru_cache(maxsize=32)
-def _transitions(a: int, k: int) -> Tuple[np.ndarray, ...]:
-    """``(src, dst, c, log_binom, moved, stayed, n_states, start, end, heads)`` of the
-    recursion: one row per pair (state ``n``, movers ``m``); ``moved[:, r] = m_r`` and
-    ``stayed[:, r] = n_r - m_r`` for the levels ``r < k``; rows grouped by destination
-    (``heads`` are the first rows of the groups).
+@njit(cache=True)
+def _build(states, sorted_keys, key_index, radix, lg, k, total):  # pragma: no cover (jit)
+    r"""One row per pair (state ``n``, movers ``m``): source, destination, the log of
+    :math:`\prod_{r<k}\binom{n_r}{m_r}` and the count :math:`\sum_r m_r`."""
+    ns = states.shape[0]
+    src = np.empty(total, dtype=np.int32)
+    dst = np.empty(total, dtype=np.int32)
+    lbin = np.empty(total, dtype=np.float64)
+    cnt = np.empty(total, dtype=np.int32)
+    m = np.zeros(k + 1, dtype=np.int64)
+    j = 0
+    for s in range(ns):
+        for r in range(k + 1):
+            m[r] = 0
+        while True:
+            key = 0
+            lb = 0.0
+            c = 0
+            prev = 0
+            for r in range(k + 1):
+                mr = m[r]
+                key += (states[s, r] - mr + prev) * radix[r]
+                if r < k:
+                    lb += (lg[states[s, r]] - lg[mr]) - lg[states[s, r] - mr]
+                c += mr
+                prev = mr
+            lo, hi = 0, sorted_keys.size - 1          # the destination's index
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if sorted_keys[mid] < key:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            src[j] = s
+            dst[j] = key_index[lo]
+            lbin[j] = lb
+            cnt[j] = c
+            j += 1
+            r = 0                                     # next mover vector (odometer)
+            while r < k:
+                if m[r] < states[s, r]:
+                    m[r] += 1
+                    break
+                m[r] = 0
+                r += 1
+            if r == k:
+                break
+    return src, dst, lbin, cnt
 
-    Built with whole-array operations: each state is expanded level by level into its
-    movers ``m_r = 0..n_r`` (``m_0`` varying slowest, so the rows come in the order of
-    the states and then of the mover vectors read lexicographically), and a destination
-    is found by its mixed-radix key among the sorted keys of the states."""
-    states = np.array(_states(a, k), dtype=np.int64).reshape(-1, k + 1)
-    n_states = states.shape[0]
-    lg = np.array([math.lgamma(x + 1.0) for x in range(a + 1)])
-    src = np.arange(n_states, dtype=np.intp)
-    moved = np.zeros((n_states, 0), dtype=np.int64)
-    for r in range(k):                       # expand every row by m_r = 0..n_r
-        width = states[src, r] + 1
-        rows = np.repeat(np.arange(src.size), width)
-        first = np.cumsum(width) - width
-        m_r = np.arange(rows.size, dtype=np.int64) - np.repeat(first, width)
-        src, moved = src[rows], np.column_stack([moved[rows], m_r])
-    n = states[src]
-    new = n.copy()
-    new[:, :k] -= moved
-    new[:, 1:] += moved
+
+@njit(cache=True)
+def _group(src, dst, lbin, cnt, ns):  # pragma: no cover (jit)
+    """The rows sorted by destination (counting sort) and the group boundaries."""
+    heads = np.zeros(ns + 1, dtype=np.int64)
+    for i in range(dst.size):
+        heads[dst[i] + 1] += 1
+    for i in range(ns):
+        heads[i + 1] += heads[i]
+    pos = heads[:-1].copy()
+    s2 = np.empty_like(src)
+    l2 = np.empty_like(lbin)
+    c2 = np.empty_like(cnt)
+    for i in range(dst.size):
+        p = pos[dst[i]]
+        s2[p] = src[i]
+        l2[p] = lbin[i]
+        c2[p] = cnt[i]
+        pos[dst[i]] += 1
+    return s2, l2, c2, heads
+
+
+@njit(cache=True)
+def _sweep(log_u, src, base, heads, columns):  # pragma: no cover (jit)
+    """``columns`` columns of the recursion from ``log_u``; also the largest
+    ``|log term|`` met."""
+    ns = heads.size - 1
+    largest = 0.0
+    cur = log_u.copy()
+    new = np.empty(ns)
+    for _ in range(columns):
+        for d in range(ns):
+            top = -np.inf
+            for i in range(heads[d], heads[d + 1]):
+                v = cur[src[i]]
+                if v > -np.inf:
+                    x = v + base[i]
+                    if x > top:
+                        top = x
+            if top == -np.inf:
+                new[d] = -np.inf
+                continue
+            acc = 0.0
+            for i in range(heads[d], heads[d + 1]):
+                v = cur[src[i]]
+                if v > -np.inf:
+                    acc += math.exp((v + base[i]) - top)
+            if abs(top) > largest:
+                largest = abs(top)
+            new[d] = top + math.log(acc)
+        cur, new = new, cur
+    return cur, largest
+
+
+@functools.lru_cache(maxsize=8)
+def _table(a: int, k: int) -> Tuple[np.ndarray, ...]:
+    """``(states, src, lbin, cnt, heads, start, reverse)`` of the recursion (rows grouped
+    by destination; ``reverse[s]`` is the index of the reversed profile)."""
+    states = _states(a, k)
+    ns = states.shape[0]
     radix = (a + 1) ** np.arange(k, -1, -1, dtype=np.int64)
     keys = states @ radix
-    order_keys = np.argsort(keys, kind="stable")
-    dst = order_keys[np.searchsorted(keys[order_keys], new @ radix)].astype(np.intp)
-    stayed = n[:, :k] - moved
-    lb = np.zeros(src.size)
-    for r in range(k):                       # the same sum, term by term, as before
-        lb = lb + ((lg[n[:, r]] - lg[moved[:, r]]) - lg[stayed[:, r]])
-    cnt = moved.sum(axis=1).astype(np.intp)
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    lg = np.array([math.lgamma(x + 1.0) for x in range(a + 1)])
+    total = transition_count(a, k)
+    src, dst, lbin, cnt = _build(states, sorted_keys, order.astype(np.int64), radix, lg, k,
+                                 total)
+    src, lbin, cnt, heads = _group(src, dst, lbin, cnt, ns)
     start = int(np.flatnonzero(keys == a * radix[0])[0])
-    end = int(np.flatnonzero(keys == a)[0])
-    order = np.argsort(dst, kind="stable")   # grouped by destination
-    dst_sorted = dst[order]
-    # every state has an incoming transition (from itself with no movers): no empty group
-    heads = np.flatnonzero(np.r_[True, dst_sorted[1:] != dst_sorted[:-1]])
-    return (src[order], dst_sorted, cnt[order], lb[order],
-            moved.astype(np.float64)[order], stayed.astype(np.float64)[order], n_states,
-            start, end, heads)
+    reverse = order[np.searchsorted(sorted_keys, states[:, ::-1] @ radix)]
+    return states, src, lbin, cnt, heads, start, reverse
 
 
 def occupancy_log_moment(log_m: np.ndarray, steps: int, selected: int) -> float:
     r""":math:`\log E[\prod_{t \le T} M(c_t)]` for ``a = len(log_m) - 1`` independent
-    uniform ``selected``-subsets of ``steps`` steps (exact up to round-off, see the
-    module notes); ``log_m[c] = log M(c)`` for ``c = 0..a``.
+    uniform ``selected``-subsets of ``steps`` steps (exact up to round-off, raised by
+    the margin of the module notes); ``log_m[c] = log M(c)`` for ``c = 0..a``.
 
     Raises
     ------
     ValueError
-        If the recursion would exceed :data:`MAX_TRANSITIONS` (``steps`` times
-        :func:`transition_count`): use a bound instead.
+        If the recursion is not :func:`affordable` (more than :data:`MAX_TRANSITIONS`
+        transition evaluations or a table over :data:`MAX_TABLE` rows): use a bound.
     """
     log_m = np.asarray(log_m, dtype=np.float64)
     a, k, T = log_m.size - 1, int(selected), int(steps)
     if a < 1 or k < 1 or k > T:
         raise ValueError(f"need order >= 1 and 1 <= selected <= steps, got order={a}, "
                          f"selected={k}, steps={T}")
-    if T * transition_count(a, k) > MAX_TRANSITIONS:
+    if not affordable(a, T, k):
         raise ValueError(f"the exact occupancy moment at order {a}, selected={k}, steps={T} "
-                         f"needs {T * transition_count(a, k):.3g} transition evaluations "
-                         f"(limit {MAX_TRANSITIONS:.3g}); use a bound at this order")
-    src, dst, cnt, lb, moved, stayed, n_states, start, end, heads = _transitions(a, k)
-    base = lb + log_m[cnt]
-    level = np.arange(k, dtype=np.float64)
-    log_v = np.full(n_states, -np.inf)
-    log_v[start] = 0.0
-    largest = 0.0                            # largest |log term| met (round-off scale)
-    for t in range(1, T + 1):
-        remaining = T - t + 1
-        need = k - level                     # elements still to come at each level
-        log_p = np.log(np.minimum(need, remaining) / remaining)
-        # 1 - p = 0 (a level that must take every remaining step): a finite stand-in
-        # whose product with a positive count underflows to weight 0 and with 0 is 0
-        q = (remaining - need) / remaining
-        log_q = np.where(q > 0.0, np.log(np.where(q > 0.0, q, 1.0)), -1e300)
-        lc = log_v[src] + base + moved @ log_p + stayed @ log_q
-        # log-sum-exp within each destination state, shifted by its largest term: paths
-        # that meet in one state have the same future, so a term below e^-745 of the
-        # largest one into its state is negligible (a global shift would not be: a path
-        # small now may collect the largest weights later)
-        top = np.maximum.reduceat(lc, heads)
-        finite = lc[lc > -1e200]             # not the -1e300 stand-ins of impossible moves
-        if finite.size:
-            largest = max(largest, float(np.max(np.abs(finite))))
-        safe = np.where(np.isfinite(top), top, 0.0)
-        sums = np.add.reduceat(np.exp(lc - np.repeat(safe, np.diff(np.r_[heads, lc.size]))),
-                               heads)
-        with np.errstate(divide="ignore"):
-            log_v = np.where(np.isfinite(top), safe + np.log(sums), -np.inf)
-    # round-off (module notes): each log term carries at most 2k + 4 rounded operations on
-    # numbers of magnitude <= largest, each step's log-sum-exp a few more; T steps
-    return float(log_v[end]) + 8.0 * (2 * k + 8) * T * 2.3e-16 * (1.0 + largest)
+                         f"needs {_work(a, T, k):.3g} transition evaluations on a table of "
+                         f"{transition_count(a, k):.3g} rows (limits {MAX_TRANSITIONS:.3g} "
+                         f"and {MAX_TABLE:.3g}); use a bound at this order")
+    states, src, lbin, cnt, heads, start, reverse = _table(a, k)
+    base = lbin + log_m[cnt]
+    log_u = np.full(states.shape[0], -np.inf)
+    log_u[start] = 0.0
+    half = T // 2
+    left, big1 = _sweep(log_u, src, base, heads, half)
+    right, big2 = (_sweep(left, src, base, heads, 1) if T - half > half else (left, 0.0))
+    lg = np.array([math.lgamma(x + 1.0) for x in range(a + 1)])
+    terms = left + right[reverse] + (np.sum(lg[states], axis=1) - math.lgamma(a + 1.0))
+    top = float(np.max(terms))
+    log_binom = math.lgamma(T + 1.0) - math.lgamma(k + 1.0) - math.lgamma(T - k + 1.0)
+    val = top + math.log(float(np.sum(np.exp(terms - top)))) - a * log_binom
+    largest = max(big1, big2, abs(top), a * log_binom, float(np.max(np.abs(base))))
+    g_max = int(np.max(np.diff(heads)))
+    margin = 8.0 * _EPS * (T * ((2 * k + 8) * (1.0 + largest) + g_max)
+                           + states.shape[0] + (a + 4) * (1.0 + largest))
+    return float(val) + margin

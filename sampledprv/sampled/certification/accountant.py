@@ -13,7 +13,9 @@ heterogeneous composition composes all "remove" PRVs together and all "add" PRVs
 together (a symmetric mechanism contributes its one PRV to both);
 :math:`\delta = \max` over the two directions.  ``alpha`` is split evenly over the
 distinct histograms a query uses, and within each histogram over its tests
-(:mod:`.envelopes`), so every returned interval is certified on its own.
+(:mod:`.envelopes`), so every returned interval is certified on its own.  A composed
+spec with dominating compositions (``k``-of-``T`` random allocation) gets the best of
+every valid bound instead, ``alpha`` split over them (:mod:`.alternatives`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ..histograms._pypath import Progress, check_progress
 from ..histograms.empirical import EmpiricalPRV
 from ..histograms.histogram import coarsen
 from ..histograms.sharding import DEFAULT_SHARD_SIZE
+from .alternatives import Alternatives, best_of, has_alternatives
 from .envelopes import compose_bounds, composition_steps, envelope
 from .histogram_bank import HistogramBank, key_of
 from .seed_method import (SEED_METHOD, seed_default_params, seed_delta, seed_direction,
@@ -51,12 +54,14 @@ __all__ = ["SampledAccountant"]
 #: Mass of the Chernoff tail left at +inf, summed over the composition (negligible
 #: against the composition's aliasing and round-off budget).
 _TAIL_FLOOR = 1e-16
+_ENVELOPES = ("stochastic-dominance envelopes, Clopper-Pearson union bound, exact FFT "
+              "composition")
 #: smallest accepted ``max_grid`` (FFT length of the composed envelopes)
 _MIN_GRID = 64
 
 
 @guarded("compose", "composition", "epsilon", "delta", "describe", "empirical", "__repr__",
-         shared=("_settings.executor",), transient=("_bounds_cache",))
+         shared=("_settings.executor",), transient=("_bounds_cache", "_alt_cache"))
 class SampledAccountant(PrivacyAccountant):
     r"""Privacy accounting from samples of the privacy loss, certified w.p. ``1 - alpha``.
 
@@ -178,6 +183,7 @@ class SampledAccountant(PrivacyAccountant):
         # composed envelopes of the current composition by (alpha, bins, max_grid): queries
         # of one state share them (cleared by compose; not pickled)
         self._bounds_cache: Optional[dict] = None
+        self._alt_cache: Optional[Alternatives] = None
 
     # ---- composition --------------------------------------------------------------------
     def compose(self, mechanism: object, count: int = 1, *, renyi: object = None,
@@ -202,6 +208,7 @@ class SampledAccountant(PrivacyAccountant):
                 torch_loss_sampler(pair, "remove")   # ValueError if torch cannot
         self._ends_cache = None
         self._bounds_cache = None
+        self._alt_cache = None
         self._bank.record(mechanism, count, side)
         return self
 
@@ -324,6 +331,22 @@ class SampledAccountant(PrivacyAccountant):
                                   getattr(ends[1], query)(x, direction), PROBABILISTIC,
                                   1.0 - self.alpha, note="; each at alpha/2, union bound",
                                   member=member)
+
+    def _alternatives(self) -> Optional[Alternatives]:
+        """The other certified bounds (:mod:`.alternatives`) when a composed spec has a
+        dominating composition (envelope method), else ``None``; the own envelopes are
+        then certified at its ``alpha_each``."""
+        if self.certify != "envelope" or not has_alternatives(self._bank.entries):
+            return None
+        if self._alt_cache is None:
+            settings = dict(self._settings)
+            if settings["checkpoint"] is not None:   # its own shards: reduction/
+                settings["checkpoint"] = os.path.join(os.fspath(settings["checkpoint"]),
+                                                      "reduction")
+            self._alt_cache = Alternatives(self, lambda a: SampledAccountant(
+                self.n_samples, a, seed=int(self._bank.seed_value),
+                neighbouring=self.neighbouring, **settings))
+        return self._alt_cache
 
     def describe(self) -> str:
         """How this accountant computes its intervals, in a few lines."""
@@ -544,15 +567,15 @@ class SampledAccountant(PrivacyAccountant):
                     for y, tau, eta, _ in self._pick(res, direction).values()]
             lo, est, up = (max(0.0, *(x[i] for x in trip)) for i in range(3))
             return self._interval(lo, est, up, self._method(SEED_METHOD), det)
-        bounds, det = self._envelope_bounds(delta)
+        alt = self._alternatives()
+        bounds, det = self._envelope_bounds(delta, None if alt is None else alt.alpha_each)
         bounds = self._pick(bounds, direction)
         trip = [b.epsilon(delta) for b in bounds.values()]
         lo, est, up = (max(t[i] for t in trip) for i in range(3))
         det["per_direction"] = {d: b.epsilon(delta) for d, b in bounds.items()}
         det.update(next(iter(bounds.values())).details)
-        return self._interval(lo, est, up, self._method(
-            "stochastic-dominance envelopes, Clopper-Pearson union bound, exact FFT "
-            "composition"), det)
+        return best_of("epsilon", delta, direction, alt,
+                       self._interval(lo, est, up, self._method(_ENVELOPES), det))
 
     def delta(self, epsilon: float, direction: object = None) -> Interval:
         r"""Certified bracket on :math:`\delta(\varepsilon)` (probability ``>= 1 - alpha``).
@@ -571,14 +594,16 @@ class SampledAccountant(PrivacyAccountant):
                     for y, tau, eta, _ in self._pick(res, direction).values()]
             lo, est, up = (max(0.0, *(x[i] for x in trip)) for i in range(3))
             return self._interval(lo, est, min(up, 1.0), self._method(SEED_METHOD), det)
-        bounds, det = self._envelope_bounds(None)
+        alt = self._alternatives()
+        bounds, det = self._envelope_bounds(None, None if alt is None else alt.alpha_each)
         bounds = self._pick(bounds, direction)
         trip = [b.delta(epsilon) for b in bounds.values()]
+        det["per_direction"] = {d: b.delta(epsilon) for d, b in bounds.items()}
         lo, est, up = (max(t[i] for t in trip) for i in range(3))
         det.update(next(iter(bounds.values())).details)
-        return self._interval(lo, est, up, self._method(
-            "stochastic-dominance envelopes, Clopper-Pearson union bound, exact FFT "
-            "composition"), det)
+        return best_of("delta", epsilon, direction, alt,
+                       self._interval(lo, est, up, self._method(_ENVELOPES), det))
+
 
     # ---- trade-off curves (sampledprv/core/tradeoff.py) ---------------------------------------
     def tradeoff_simultaneous(self) -> bool:
