@@ -43,6 +43,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "bench_sampled_tightness.py": ["--n", "1e4", "--k", "10", "--no-seed"],
     "bench_sampling_kernel.py": ["--quick", "--n", "10000", "--repeat", "1"],
     "bench_subsampled_user_pairs.py": ["--n", "10000"],
+    "bench_tails.py": ["--case", "1", "--n", "2e4"],
     "bench_torch_backend.py": ["--n", "10000", "--repeats", "1", "--bins", "1024"],
     "bench_torch_noise.py": ["--sizes", "1000", "--repeats", "1"],
     "bench_tradeoff.py": ["--repeat", "1"],
