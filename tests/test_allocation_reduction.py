@@ -10,7 +10,8 @@ import pytest
 import sampledprv as sp
 from sampledprv.batch.random_allocation import BallsAndBins, RandomAllocation
 from sampledprv.rdp import allocation as ra
-from sampledprv.rdp.allocation_reduction import block_sizes, reduction_log_moment
+from sampledprv.rdp.allocation import reduction_log_moment
+from sampledprv.rdp.allocation_reduction import block_sizes
 
 
 @pytest.mark.parametrize("T,k", [(4, 2), (5, 2), (7, 3), (6, 6), (9, 1)])

@@ -38,6 +38,7 @@ from ..mechanisms.laplace import Laplace
 from ..mechanisms.registry import CliKind, Family, register
 from ..rdp import allocation as ra
 from ..rdp.allocation_reduction import block_counts
+from ..sampled.certification import tilted_laws
 from ..rdp.divergence import register_divergence
 from ..sampled.certification.conditional import ConditionalRemove
 from ..sampled.draws import allocation as al
@@ -226,7 +227,6 @@ class RandomAllocation(Mechanism):
         kind, d, _ = self._kernel_params("remove")
         if kind != al.BASE_GAUSS or self.selected == 1:
             return None
-        from ..sampled.certification import tilted_laws
         if not tilted_laws.storable(int(order), self.steps, self.selected):
             return None
         return tilted_laws.allocation_law(d, self.steps, self.selected, int(order), count)

@@ -59,10 +59,10 @@ import numpy as np
 from ..mechanisms import Gaussian
 from ._rounding import up
 from .divergence import renyi_divergence
-from .allocation_reduction import reduction_log_moment
+from .allocation_reduction import block_counts
 from .occupancy import affordable, occupancy_log_moment
 
-__all__ = ["log_multinomial_moment", "remove_log_moment", "remove_divergence",
+__all__ = ["log_multinomial_moment", "remove_log_moment", "remove_divergence", "reduction_log_moment",
            "add_divergence", "step_log_moment", "step_add_divergence", "MAX_BALLS"]
 
 #: Largest number of balls (order x selected) of the exact remove-direction moment.
@@ -177,3 +177,15 @@ def add_divergence(order: float, steps: int, selected: int, base: Any) -> float:
     a = float(order)
     k, T = int(selected), int(steps)
     return up(k * step_add_divergence(base, 1.0 + (a - 1.0) * k / T))
+
+
+def reduction_log_moment(order: int, steps: int, selected: int, base: Any) -> float:
+    r"""Upper bound :math:`\sum_j \log E[(P^{(1,T_j)}/Q^{(1,T_j)})^\alpha]` on the
+    remove-direction log-moment :math:`(\alpha-1)D_\alpha(P\|Q)` of ``selected``-of-
+    ``steps`` allocation at an integer order (the block theorem of the module notes with
+    :math:`f(x) = x^\alpha`; each block's moment is the exact balls-and-bins moment of
+    :func:`remove_log_moment`), ``inf`` beyond its reach."""
+    total = 0.0
+    for size, count in block_counts(steps, selected):
+        total += count * remove_log_moment(int(order), size, 1, base)
+    return up(total, total)

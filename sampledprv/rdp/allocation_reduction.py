@@ -27,11 +27,10 @@ state it for ``k | T``.)
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Tuple
 
-from ._rounding import up
 
-__all__ = ["block_sizes", "block_counts", "reduction_log_moment"]
+__all__ = ["block_sizes", "block_counts"]
 
 
 def block_sizes(steps: int, selected: int) -> Tuple[int, ...]:
@@ -49,16 +48,3 @@ def block_counts(steps: int, selected: int) -> Tuple[Tuple[int, int], ...]:
     """``((size, count), ...)``: the distinct block sizes and how many blocks have each."""
     sizes = block_sizes(steps, selected)
     return tuple((s, sizes.count(s)) for s in sorted(set(sizes), reverse=True))
-
-
-def reduction_log_moment(order: int, steps: int, selected: int, base: Any) -> float:
-    r"""Upper bound :math:`\sum_j \log E[(P^{(1,T_j)}/Q^{(1,T_j)})^\alpha]` on the
-    remove-direction log-moment :math:`(\alpha-1)D_\alpha(P\|Q)` of ``selected``-of-
-    ``steps`` allocation at an integer order (the block theorem of the module notes with
-    :math:`f(x) = x^\alpha`; each block's moment is the exact balls-and-bins moment of
-    :func:`sampledprv.rdp.allocation.remove_log_moment`), ``inf`` beyond its reach."""
-    from .allocation import remove_log_moment          # (allocation imports this module)
-    total = 0.0
-    for size, count in block_counts(steps, selected):
-        total += count * remove_log_moment(int(order), size, 1, base)
-    return up(total, total)

@@ -38,6 +38,9 @@ import numpy as np
 
 from ...core.interval import Interval
 from ...mechanisms.base import as_direction
+from ...rdp.accountant import RdpAccountant
+from ...rdp.divergence import renyi_divergence
+from .tilted import tilted_delta, tilted_epsilon
 
 __all__ = ["has_alternatives", "Alternatives", "best_of"]
 
@@ -111,7 +114,6 @@ class Alternatives:
         """An RDP accountant of the composition on the integer orders 2..64, or ``None``
         when a spec has no proven Renyi bound (user inputs)."""
         if self._rdp_ok is None:
-            from ...rdp.accountant import RdpAccountant
             acc = RdpAccountant(orders=[float(a) for a in range(2, 65)])
             try:
                 for m, c in self._entries:
@@ -134,7 +136,6 @@ class Alternatives:
     def _order(self, query: str, x: float) -> Optional[int]:
         """The integer order minimising the remove direction's RDP conversion at the
         query, lowered until the spec can build its tilted law."""
-        from ...rdp.divergence import renyi_divergence
         spec, count = self._entries[0]
         orders = np.arange(2.0, 65.0)
         rdp = np.array([count * renyi_divergence(spec, float(o), "remove") for o in orders])
@@ -163,7 +164,6 @@ class Alternatives:
         :math:`P_a` at ``alpha_each`` (empty when the spec has none).  (The add
         direction has no tilted law with a known normaliser: it takes its bounds from
         the other sources.)"""
-        from .tilted import tilted_delta, tilted_epsilon
         if self._tilt_spec is None:
             return {}
         laws = {}
