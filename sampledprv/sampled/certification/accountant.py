@@ -24,38 +24,25 @@ import copy
 import os
 from typing import Optional
 
-import numpy as np
-
 from ...core import validation as v
-from ...core.contract import PrivacyAccountant
 from ...core.concurrency import guarded
-from ...engine.compose import GridTooLargeError
-from ...core.interval import PROBABILISTIC, Interval, fixed_size_bracket
-from ...mechanisms.base import Direction, as_direction
+from ...core.contract import PrivacyAccountant
+from ...core.interval import PROBABILISTIC, Interval
+from ...mechanisms.base import NeighbouringRelation, as_direction
 from ..draws.torch_draws import torch_loss_sampler
 from ..histograms import _numpy_histogram as _np_hist
-from ..histograms._pypath import Progress, check_progress
+from ..histograms._pypath import check_progress
 from ..histograms.empirical import EmpiricalPRV
-from ..histograms.histogram import coarsen
 from ..histograms.sharding import DEFAULT_SHARD_SIZE
-from .alternatives import Alternatives, best_of, has_alternatives
-from .envelopes import compose_bounds, composition_steps, envelope
+from .alternatives import Alternatives, has_alternatives
+from .envelope_strategy import EnvelopeMethod, bounds_of_state, pick
+from .fixed_size_ends import bracketed, end_pairs, ends
 from .histogram_bank import HistogramBank, key_of
-from .seed_method import (SEED_METHOD, seed_default_params, seed_delta, seed_direction,
-                          seed_epsilon, seed_grid, seed_half, seed_window)
+from .seed_strategy import SeedMethod
 from .tail_inputs import as_loss_range, as_renyi
-from .twolevel import compose_bounds_two_level
-from ...mechanisms.relations import resolve_bounds
-from ...mechanisms.base import NeighbouringRelation, as_relation
-from ...mechanisms.substitution import FixedSizeSubsampled
 
 __all__ = ["SampledAccountant"]
 
-#: Mass of the Chernoff tail left at +inf, summed over the composition (negligible
-#: against the composition's aliasing and round-off budget).
-_TAIL_FLOOR = 1e-16
-_ENVELOPES = ("stochastic-dominance envelopes, Clopper-Pearson union bound, exact FFT "
-              "composition")
 #: smallest accepted ``max_grid`` (FFT length of the composed envelopes)
 _MIN_GRID = 64
 
@@ -184,6 +171,8 @@ class SampledAccountant(PrivacyAccountant):
         # of one state share them (cleared by compose; not pickled)
         self._bounds_cache: Optional[dict] = None
         self._alt_cache: Optional[Alternatives] = None
+        #: how queries are answered: EnvelopeMethod or SeedMethod (stateless strategies)
+        self._strategy = EnvelopeMethod() if certify == "envelope" else SeedMethod()
 
     # ---- composition --------------------------------------------------------------------
     def compose(self, mechanism: object, count: int = 1, *, renyi: object = None,
@@ -198,7 +187,7 @@ class SampledAccountant(PrivacyAccountant):
         """
         count = v.positive_int("count", count)
         side = (as_renyi(renyi), as_loss_range(loss_range))
-        for pair in self._end_pairs(mechanism):
+        for pair in end_pairs(self, mechanism):
             if hasattr(pair, "check"):
                 pair.check()  # type: ignore[union-attr]
             elif not isinstance(pair, EmpiricalPRV):
@@ -256,7 +245,7 @@ class SampledAccountant(PrivacyAccountant):
         if isinstance(mechanism, EmpiricalPRV):
             return True
         try:
-            for pair in self._end_pairs(mechanism):
+            for pair in end_pairs(self, mechanism):
                 if hasattr(pair, "check"):
                     pair.check()  # type: ignore[union-attr]
                 else:
@@ -264,73 +253,6 @@ class SampledAccountant(PrivacyAccountant):
         except (TypeError, ValueError):
             return False
         return True
-
-    # ---- fixed-size batches under substitution: two inner accountants --------------------------
-    def _end_pairs(self, mechanism: object) -> tuple:
-        """What is sampled for ``mechanism``: its pair, or for a fixed-size batch under
-        substitution the two pairs of its upper and lower end."""
-        if self._bracketed_spec(mechanism):
-            return tuple(resolve_bounds(mechanism, self.neighbouring))
-        if isinstance(mechanism, EmpiricalPRV):
-            return (mechanism,)
-        if hasattr(mechanism, "check"):
-            return (mechanism,)
-        return (self._bank.pair(mechanism),)
-
-    def _bracketed_spec(self, mechanism: object) -> bool:
-        return isinstance(mechanism, FixedSizeSubsampled) and \
-            as_relation(self.neighbouring) is NeighbouringRelation.SUBSTITUTE
-
-    def _ends(self) -> Optional[tuple["SampledAccountant", "SampledAccountant"]]:
-        """``(upper, lower)`` inner accountants when a composed spec is a fixed-size batch
-        under substitution, else ``None``.
-
-        Its upper end comes from the symmetric dominating pair and its lower end from the
-        attained member pair (:func:`~sampledprv.mechanisms.relations.resolve_bounds`), so each inner
-        accountant samples the pairs of one end (every other mechanism as resolved under
-        this accountant's relation, sampled in both), each with failure probability
-        ``alpha / 2``: by the union bound both ends hold together with probability at
-        least ``1 - alpha``.  Seeds: ``seed`` for the upper one, ``seed + 1`` for the
-        lower one; a checkpoint directory gets ``upper/`` and ``lower/``."""
-        if not any(self._bracketed_spec(m) for m, _ in self._bank.entries.values()):
-            return None
-        if self._ends_cache is not None:
-            return self._ends_cache
-        ends = []
-        for i, name in enumerate(("upper", "lower")):
-            settings = dict(self._settings)
-            if settings["checkpoint"] is not None:
-                settings["checkpoint"] = os.path.join(os.fspath(settings["checkpoint"]), name)
-            inner = SampledAccountant(self.n_samples, self.alpha / 2.0,
-                                      seed=int(self._bank.seed_value) + i,
-                                      neighbouring="add_remove", **settings)
-            for key, (m, c) in self._bank.entries.items():
-                pairs = self._end_pairs(m)
-                renyi, loss_range = self._bank.side.get(key, (None, None))
-                pair = pairs[i] if len(pairs) == 2 else pairs[0]
-                if hasattr(pair, "empirical") and hasattr(pair, "member"):
-                    # a user pair's fixed-size upper end: spliced from the member's two
-                    # histograms (sampled.certification.subsampled_inputs)
-                    pair = pair.empirical(inner._bank, len(ends))
-                inner.compose(pair, c, renyi=renyi, loss_range=loss_range)
-            ends.append(inner)
-        self._ends_cache = (ends[0], ends[1])
-        return self._ends_cache
-
-    def _bracketed(self, query: str, x: float, direction: object) -> Optional[Interval]:
-        """The interval of a bracketed composition: upper end from the upper inner
-        accountant, lower end from the lower one, estimate from the upper one (clipped)."""
-        ends = self._ends()
-        if ends is None:
-            return None
-        user = any(hasattr(p, "member") for m, _ in self._bank.entries.values()
-                   if self._bracketed_spec(m) for p in self._end_pairs(m))
-        member = ("((1 - gamma) Q + gamma P, Q) of the user's pair (P, Q)" if user
-                  else "u = 2C, v = 0")
-        return fixed_size_bracket(getattr(ends[0], query)(x, direction),
-                                  getattr(ends[1], query)(x, direction), PROBABILISTIC,
-                                  1.0 - self.alpha, note="; each at alpha/2, union bound",
-                                  member=member)
 
     def _alternatives(self) -> Optional[Alternatives]:
         """The other certified bounds (:mod:`.alternatives`) when a composed spec has a
@@ -384,172 +306,13 @@ class SampledAccountant(PrivacyAccountant):
         if self._bounds_cache is not None and key in self._bounds_cache:
             out, det = self._bounds_cache[key]
             return dict(out), copy.deepcopy(det)
-        out, det = self._envelope_bounds_of_state(dirs, used, alpha)
+        out, det = bounds_of_state(self, dirs, used, alpha)
         if self._bounds_cache is None:
             self._bounds_cache = {}
         self._bounds_cache[key] = (out, det)
         return dict(out), copy.deepcopy(det)
 
-    def _envelope_bounds_of_state(self, dirs: object, used: set,
-                                  alpha: Optional[float]) -> tuple[dict, dict]:
-        self._bank.sample_envelope_hists([(k, m, d) for d in dirs
-                                     for k, (m, _) in self._bank.entries.items()])
-        hists = {d: [(self._bank.envelope_hist(k, m, d), c, self._bank.tail(k, m, d))
-                     for k, (m, c) in self._bank.entries.items()] for d in dirs}
-        # conditional samplers (.conditional): histogram of a statistic, own mesh
-        conds = {d: [self._bank.conditional(m, d) for m, _ in self._bank.entries.values()]
-                 for d in dirs}
-        floor = _TAIL_FLOOR / sum(c for _, c in self.composition)
-        a_h = (self.alpha if alpha is None else alpha) / len(used)
-        h_q = max(hh.h if cd is None else cd.mesh(hh, self._bank.bins_now())
-                  for d in dirs for (hh, _, _), cd in zip(hists[d], conds[d]))
-        two = {}
-        while True:
-            envs = {}
-            for d in dirs:
-                comps = []
-                for (hh, c, tb), cd in zip(hists[d], conds[d]):
-                    if cd is not None:
-                        comps.append((cd.envelope(hh, a_h, tail=tb, floor=floor, h=h_q,
-                                                 progress=self.progress), c))
-                        continue
-                    f = int(round(h_q / hh.h))
-                    if abs(f * hh.h - h_q) > 1e-9 * h_q:
-                        raise ValueError("histogram meshes must be power-of-two multiples "
-                                         f"of each other, got {hh.h} and {h_q}")
-                    comps.append((envelope(coarsen(hh, f), a_h, tail=tb, floor=floor,
-                                           progress=self.progress), c))
-                envs[d] = comps
-            try:
-                bar = Progress(self.progress, sum(composition_steps(len(envs[d]))
-                                                  for d in dirs),
-                               "composing (FFT)", unit="transform")
-                try:
-                    out = {d: compose_bounds(envs[d], max_size=self.max_grid, bar=bar)
-                           for d in dirs}
-                finally:
-                    bar.close()
-                break
-            except GridTooLargeError as err:
-                out = self._two_level(envs)   # coarse level only; fine mesh kept
-                if out is not None:
-                    two = next(iter(out.values())).details
-                    break
-                if all(h_q >= hh.h * hh.counts.size for d in dirs for hh, _, _ in hists[d]):
-                    # every histogram is one bin already: a coarser mesh cannot help
-                    raise ValueError(
-                        f"max_grid={self.max_grid:,} is too small for this composition: even "
-                        f"with every histogram merged into one bin the FFT needs "
-                        f"{err.needed:,} points; raise max_grid") from None
-                h_q *= 2.0
-        k = sum(c for _, c in self.composition)
-        width = k * h_q
-        if two:   # each regridded variable adds at most one coarse mesh of rounding
-            width += two["coarse_events"] * two["two_level_factor"] * h_q
-        det = {"n_samples": self.n_samples, "alpha": self.alpha, "histograms": len(used),
-               "mesh": h_q, "mesh_width": width, "directions": dirs,
-               "compositions": k, "bins": self._bank.bins_now(),
-               "tail_bounds": {f"{m!r} ({d})": (tb.source if tb is not None else None)
-                               for d in dirs for (m, _), (_, _, tb)
-                               in zip(self.composition, hists[d])}}
-        if two:
-            det.update(two_level_factor=two["two_level_factor"],
-                       coarse_events=two["coarse_events"])
-        return out, det
-
-    def _method(self, base: str) -> str:
-        """``base`` plus the tail information the query used, in words."""
-        srcs = {tb.source for (key, (m, _)) in self._bank.entries.items() for d in self._bank.directions()
-                for tb in [self._bank.tail(key, m, d)] if tb is not None}
-        if not srcs:
-            return base
-        premise = any(not s.startswith("proven ") for s in srcs)   # proven: a theorem
-        return (base + "; unseen tail bounded by Chernoff's inequality from "
-                + " / ".join(sorted(srcs))
-                + (" (conditional on these bounds)" if premise else ""))
-
-    def _two_level(self, envs: dict) -> Optional[dict]:
-        """Two-level composition (:mod:`.twolevel`) at the smallest coarse factor that
-        fits ``max_grid``; ``None`` if none up to 64 does."""
-        for factor in (2, 4, 8, 16, 32, 64):
-            try:
-                return {d: compose_bounds_two_level(c, factor, max_size=self.max_grid)
-                        for d, c in envs.items()}
-            except GridTooLargeError:
-                continue
-        return None
-
-    # ---- seed method (GG paper, Algorithms 5-6; :mod:`.seed_method`) ---------------------
-    def _seed(self, delta_ref: float) -> tuple[dict, dict]:
-        comp = self.composition
-        if any(isinstance(m, EmpiricalPRV) for m, _ in comp):
-            raise ValueError("certify='seed' samples on its own [-L, L] grid and cannot use "
-                             "precomputed EmpiricalPRV histograms; use certify='envelope'")
-        dirs = self._bank.directions()
-        k = sum(c for _, c in comp)
-        keys = list(self._bank.entries)
-        used = sorted({self._bank.hist_key(kk, self._bank.entries[kk][0], d) for d in dirs for kk in keys},
-                      key=repr)
-        if "L" in self.seed_params and "h" in self.seed_params:   # size known: check first
-            seed_grid(float(self.seed_params["L"]), float(self.seed_params["h"]), self.max_grid)
-        # alpha: half to the fine envelopes (bounding P[|sum Y| >= L - t]), half to the
-        # Clopper-Pearson bounds on P[|Y_i| >= L] (one test per histogram)
-        env_b, _ = self._envelope_bounds(None, alpha=self.alpha / 2)
-        n_half = self.n_samples // 2
-        L = self.seed_params.get("L")
-        if L is None:
-            top = max(float(np.max(np.abs(b.up.values))) for b in env_b.values())
-            L = seed_window(lambda x: max(b.tail_bound(x) for b in env_b.values()), top,
-                            k=k, n=n_half, delta=delta_ref)
-        p = seed_default_params(k=k, n=n_half, L=float(L), delta=delta_ref)
-        p.update({kk: vv for kk, vv in self.seed_params.items() if kk != "L"})
-        h = float(p["h"])
-        m = seed_grid(float(p["L"]), h, self.max_grid)   # before any histogram is allocated
-        L_eff = (m + 0.5) * h
-        fine = max(1, min(64, int(2**22 // (2 * m + 1))))
-        jobs, sks = [], []
-        for hk in used:
-            kk, d = hk
-            sk = (hk, "seed", h, m)
-            if sk not in self._bank.hists:
-                mech = self._bank.entries[kk][0]
-                ch = self._bank.children(kk)
-                j = 4 if d == "remove" else 6
-                jobs += [self._bank.job(kk, mech, d, f"seed1-m{m}-h{h!r}", n_half, -L_eff, h,
-                                   2 * m + 1, ch[j]),
-                         self._bank.job(kk, mech, d, f"seed2-m{m}-h{h!r}", n_half, -L_eff, h / fine,
-                                   (2 * m + 1) * fine, ch[j + 1])]
-                sks.append(sk)
-        if jobs:
-            res = self._bank.run(jobs)
-            for i, sk in enumerate(sks):
-                self._bank.hists[sk] = (res[2 * i], res[2 * i + 1])  # type: ignore[assignment]
-        a_h = self.alpha / 2 / len(used)
-        halves = {hk: seed_half(*self._bank.hists[(hk, "seed", h, m)], L_eff, h, fine, a_h)
-                  for hk in used}
-        n_eff = min(x[2] for x in halves.values())
-        out = {d: seed_direction([(halves[self._bank.hist_key(kk, self._bank.entries[kk][0], d)],
-                                   self._bank.entries[kk][1]) for kk in keys],
-                                 m=m, n=n_eff, L=L_eff, h=h, s=p["s"], t=p["t"], fine=fine,
-                                 tail_sum=env_b[d].tail_bound(L_eff - p["t"]))
-               for d in dirs}
-        det = {"n_samples": self.n_samples, "alpha": self.alpha, "n_per_half": n_eff,
-               "L": L_eff, "h": h, "s": p["s"], "t": p["t"], "directions": dirs,
-               "tau": max(o[1] for o in out.values()), "eta": max(o[2] for o in out.values()),
-               "eta_terms": {d: out[d][3] for d in dirs}, "compositions": k}
-        return out, det
-
     # ---- queries ------------------------------------------------------------------------------
-    @staticmethod
-    def _pick(per_direction: dict, direction: object) -> dict:
-        """Both directions (``None``) or one (a symmetric composition has one, the same
-        in both directions)."""
-        if direction is None:
-            return per_direction
-        d = as_direction(direction).value
-        return {d: per_direction[d] if d in per_direction
-                else per_direction[Direction.REMOVE.value]}
-
     def epsilon(self, delta: float, direction: object = None) -> Interval:
         r"""Certified bracket on :math:`\varepsilon(\delta)` (probability ``>= 1 - alpha``).
 
@@ -558,24 +321,10 @@ class SampledAccountant(PrivacyAccountant):
         delta = v.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
         if direction is not None:
             as_direction(direction)
-        bracketed = self._bracketed("epsilon", delta, direction)
-        if bracketed is not None:
-            return bracketed
-        if self.certify == "seed":
-            res, det = self._seed(delta)
-            trip = [seed_epsilon(y, tau, eta, delta)
-                    for y, tau, eta, _ in self._pick(res, direction).values()]
-            lo, est, up = (max(0.0, *(x[i] for x in trip)) for i in range(3))
-            return self._interval(lo, est, up, self._method(SEED_METHOD), det)
-        alt = self._alternatives()
-        bounds, det = self._envelope_bounds(delta, None if alt is None else alt.alpha_each)
-        bounds = self._pick(bounds, direction)
-        trip = [b.epsilon(delta) for b in bounds.values()]
-        lo, est, up = (max(t[i] for t in trip) for i in range(3))
-        det["per_direction"] = {d: b.epsilon(delta) for d, b in bounds.items()}
-        det.update(next(iter(bounds.values())).details)
-        return best_of("epsilon", delta, direction, alt,
-                       self._interval(lo, est, up, self._method(_ENVELOPES), det))
+        two_ends = bracketed(self, "epsilon", delta, direction)
+        if two_ends is not None:
+            return two_ends
+        return self._strategy.epsilon(self, delta, direction)
 
     def delta(self, epsilon: float, direction: object = None) -> Interval:
         r"""Certified bracket on :math:`\delta(\varepsilon)` (probability ``>= 1 - alpha``).
@@ -585,25 +334,10 @@ class SampledAccountant(PrivacyAccountant):
         epsilon = v.nonnegative("epsilon", epsilon)
         if direction is not None:
             as_direction(direction)
-        bracketed = self._bracketed("delta", epsilon, direction)
-        if bracketed is not None:
-            return bracketed
-        if self.certify == "seed":
-            res, det = self._seed(float(self.seed_params.get("delta_ref", 1e-6)))
-            trip = [seed_delta(y, tau, eta, epsilon)
-                    for y, tau, eta, _ in self._pick(res, direction).values()]
-            lo, est, up = (max(0.0, *(x[i] for x in trip)) for i in range(3))
-            return self._interval(lo, est, min(up, 1.0), self._method(SEED_METHOD), det)
-        alt = self._alternatives()
-        bounds, det = self._envelope_bounds(None, None if alt is None else alt.alpha_each)
-        bounds = self._pick(bounds, direction)
-        trip = [b.delta(epsilon) for b in bounds.values()]
-        det["per_direction"] = {d: b.delta(epsilon) for d, b in bounds.items()}
-        lo, est, up = (max(t[i] for t in trip) for i in range(3))
-        det.update(next(iter(bounds.values())).details)
-        return best_of("delta", epsilon, direction, alt,
-                       self._interval(lo, est, up, self._method(_ENVELOPES), det))
-
+        two_ends = bracketed(self, "delta", epsilon, direction)
+        if two_ends is not None:
+            return two_ends
+        return self._strategy.delta(self, epsilon, direction)
 
     # ---- trade-off curves (sampledprv/core/tradeoff.py) ---------------------------------------
     def tradeoff_simultaneous(self) -> bool:
@@ -617,12 +351,12 @@ class SampledAccountant(PrivacyAccountant):
         """A function ``(direction, eps) -> (lower, estimate, upper)`` giving the numbers of
         :meth:`delta` from envelopes composed once (``delta`` recomposes them per query);
         ``None`` where :meth:`delta` must be asked (seed method, bracketed pairs)."""
-        if self.certify != "envelope" or self._ends() is not None:
+        if self.certify != "envelope" or ends(self) is not None:
             return None
         bounds, _ = self._envelope_bounds(None)
 
         def read(direction: str, eps: float) -> tuple:
-            b = self._pick(bounds, direction)
+            b = pick(bounds, direction)
             lo, est, up = next(iter(b.values())).delta(eps)
             lo = min(lo, up)
             return float(lo), float(min(max(est, lo), up)), float(up)
