@@ -32,7 +32,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
                             "--skip-long"],
     "bench_group.py": ["--sizes", "1,2", "--steps", "50"],
     "bench_dpsgd_accounting.py": ["--ks", "1e2", "--no-trace", "--repeat", "1"],
-    "bench_long_k.py": ["--ks", "1e3", "--timeout", "120"],
+    "bench_long_k.py": ["--ks", "1e3", "--timeout", "120", "--phases"],
     "bench_online_epsilon.py": ["--steps", "50"],
     "bench_online_schedule.py": ["--steps", "50"],
     "bench_opacus_get_epsilon.py": ["--steps", "20", "--prv-every", "10",
