@@ -30,6 +30,7 @@ PHASES = [
     ("tail mixture W", "sampledprv.analytic.build", "tail_mixture"),
     ("tree levels (compose + fold)", "sampledprv.engine.evolving", "_compose_then_regrid"),
     ("top composition", "sampledprv.engine.evolving", "compose_lattices"),
+    ("top composition", "sampledprv.analytic.build", "compose_lattices"),   # one level
     ("regrid (remainders)", "sampledprv.engine.evolving", "regrid"),
     ("curve (tail sums)", "sampledprv.analytic.build", "PrivacyCurve"),
     ("answers (epsilon search)", "sampledprv.analytic.accountant", "epsilon_interval"),
@@ -123,7 +124,7 @@ def print_budget(clock: _Clock, total: float, directions: int) -> None:
     spent, calls = clock.spent, clock.calls
     grids = sorted(clock.top_sizes)[-directions:]
     print(f"  phase budget (thread CPU seconds, directions in sequence; total {total:.3f} s):")
-    for name, _, _ in PHASES:
+    for name in dict.fromkeys(name for name, _, _ in PHASES):      # in order, once each
         if name in spent:
             print(f"    {name:<30} {calls[name]:>5} calls {spent[name]:8.3f} s "
                   f"{100 * spent[name] / total:5.1f} %")
