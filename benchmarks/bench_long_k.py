@@ -8,7 +8,13 @@ Two measurements per ``k``:
 * **same process**: warm (imports done, kernels compiled by a ``k=10`` call), best of
   ``--repeat`` runs of "construct + compose + epsilon";
 * **whole process**: ``python -c "..."`` run as a subprocess, imports and compilation
-  included; wall time and the child's peak RSS (``os.wait4`` ``ru_maxrss``).
+  included; wall time, the child's CPU seconds (user + system, ``os.wait4``) and its
+  peak RSS (``VmHWM``).
+
+Both print CPU seconds beside wall time: on a shared machine the CPU seconds are the
+fair comparison (ours builds the two directions in two threads, dp-accounting uses one
+core).  ``--phases`` adds our build's CPU budget phase by phase against the FFT floor
+(``_phases.py``; the design notes' "Time budget against the arithmetic floor").
 
 It prints the CPU model and load average, our interval and its width against
 ``2 eps_error`` plus the realised error terms (the epsilon shift: the discretization
@@ -20,13 +26,13 @@ Usage::
 
     python benchmarks/bench_long_k.py                   # k = 1e6, 1e7, 1e8
     python benchmarks/bench_long_k.py --ks 1e6 --repeat 3
+    python benchmarks/bench_long_k.py --ks 1e6 --phases   # and the phase budget
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import time
