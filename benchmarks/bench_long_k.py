@@ -8,7 +8,13 @@ Two measurements per ``k``:
 * **same process**: warm (imports done, kernels compiled by a ``k=10`` call), best of
   ``--repeat`` runs of "construct + compose + epsilon";
 * **whole process**: ``python -c "..."`` run as a subprocess, imports and compilation
-  included; wall time and the child's peak RSS (``os.wait4`` ``ru_maxrss``).
+  included; wall time, the child's CPU seconds (user + system, ``os.wait4``) and its
+  peak RSS (``VmHWM``).
+
+Both print CPU seconds beside wall time: on a shared machine the CPU seconds are the
+fair comparison (ours builds the two directions in two threads, dp-accounting uses one
+core).  ``--phases`` adds our build's CPU budget phase by phase against the FFT floor
+(``_phases.py``; the design notes' "Time budget against the arithmetic floor").
 
 It prints the CPU model and load average, our interval and its width against
 ``2 eps_error`` plus the realised error terms (the epsilon shift: the discretization
@@ -20,13 +26,13 @@ Usage::
 
     python benchmarks/bench_long_k.py                   # k = 1e6, 1e7, 1e8
     python benchmarks/bench_long_k.py --ks 1e6 --repeat 3
+    python benchmarks/bench_long_k.py --ks 1e6 --phases   # and the phase budget
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -66,19 +72,20 @@ def load() -> str:
 def in_process(code: str, k: int, repeat: int):
     run = code.replace("print(repr(", "_out = ((")
     exec(compile(run.replace("K", "10"), "warm-up", "exec"), {})  # imports, compilation
-    best, out = None, None
+    best, best_cpu, out = None, None, None
     for _ in range(repeat):
         ns: dict = {}
         clear_law_cache()   # time a cold build: no laws shared from earlier calls
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             exec(compile(run.replace("K", str(k)), "bench", "exec"), ns)
         except Exception as exc:  # noqa: BLE001 - a failure is a result
-            return None, None, f"{type(exc).__name__}: {str(exc)[:300]}"
-        dt = time.perf_counter() - t0
+            return None, None, None, f"{type(exc).__name__}: {str(exc)[:300]}"
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
         best = dt if best is None else min(best, dt)
+        best_cpu = dc if best_cpu is None else min(best_cpu, dc)
         out = ns.get("_out")
-    return best, out, None
+    return best, best_cpu, out, None
 
 
 # The child reports its own peak RSS: VmHWM of its address space (rusage's ru_maxrss
@@ -91,7 +98,8 @@ for _line in open('/proc/self/status'):
 
 
 def whole_process(code: str, k: int, timeout: float):
-    """Wall time, exit status and the child's own peak RSS (VmHWM)."""
+    """Wall time, exit status, the child's own peak RSS (VmHWM) and its CPU seconds (user
+    + system, all threads: ``wait4``'s resource usage)."""
     import tempfile
     with tempfile.TemporaryFile(mode="w+") as out:
         clear_law_cache()   # time a cold build: no laws shared from earlier calls
@@ -106,13 +114,33 @@ def whole_process(code: str, k: int, timeout: float):
             if time.perf_counter() > deadline:
                 proc.kill()
                 os.wait4(proc.pid, 0)
-                return None, "timeout", None
+                return None, "timeout", None, None
             time.sleep(0.02)
         wall = time.perf_counter() - t0
         rc = os.waitstatus_to_exitcode(status)
         out.seek(0)
         hwm = [int(ln.split()[1]) for ln in out.read().splitlines() if ln.startswith("VmHWM")]
-        return wall, rc, (hwm[-1] if hwm else None)
+        cpu = usage.ru_utime + usage.ru_stime
+        return wall, rc, (hwm[-1] if hwm else None), cpu
+
+
+def phases(k: int) -> None:
+    """``--phases``: the CPU budget of our build, phase by phase (``_phases.py``)."""
+    import sampledprv as sp
+    from _phases import phase_budget, print_budget
+    from sampledprv.analytic.build import directions_of
+
+    mech = sp.PoissonSubsampled(sp.Gaussian(SIGMA), q=Q)
+
+    def run():
+        acc = sp.Accountant(eps_error=EPS_ERROR, delta_error=1e-10)
+        acc.compose(mech, count=k)
+        return acc.epsilon(delta=DELTA)
+
+    clear_law_cache()
+    clock, total, iv = phase_budget(run)
+    print(f"  phases run: [{iv.lower:.4f}, {iv.upper:.4f}] (must equal the line above)")
+    print_budget(clock, total, directions=len(directions_of({mech: k})))
 
 
 def main() -> None:
@@ -120,14 +148,17 @@ def main() -> None:
     ap.add_argument("--ks", default="1e6,1e7,1e8")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--phases", action="store_true",
+                    help="also print our build's CPU budget phase by phase (one more run)")
     args = ap.parse_args()
     ks = [int(float(x)) for x in args.ks.split(",")]
     print(f"CPU: {cpu_model()} ({os.cpu_count()} logical CPUs); load average {load()}")
     print(f"DP-SGD sigma={SIGMA}, q={Q}, delta={DELTA}, eps_error={EPS_ERROR}\n")
+    sec = lambda t: "-" if t is None else f"{t:.2f} s"  # noqa: E731
     for k in ks:
         print(f"== k = {k:.0e} (load {load()})")
-        t_ours, res, err = in_process(OURS, k, args.repeat)
-        t_dpa, eps_dpa, err_dpa = in_process(DPA, k, args.repeat)
+        t_ours, c_ours, res, err = in_process(OURS, k, args.repeat)
+        t_dpa, c_dpa, eps_dpa, err_dpa = in_process(DPA, k, args.repeat)
         if res is not None:
             low, est, up, e_up, e_low, grid, shift = res
             print(f"  ours: [{low:.4f}, {up:.4f}] estimate {est:.4f}, width {up - low:.5f} "
@@ -140,17 +171,23 @@ def main() -> None:
               + (f" ({'inside' if res and res[0] <= eps_dpa <= res[2] else 'outside'} ours)"
                  if eps_dpa is not None and res else ""))
         ratio = f"{t_dpa / t_ours:.2f}x" if t_ours and t_dpa else "-"
-        print(f"  same process (warm, best of {args.repeat}): ours "
-              f"{t_ours if t_ours is None else f'{t_ours:.2f} s'}, dp-accounting "
-              f"{t_dpa if t_dpa is None else f'{t_dpa:.2f} s'}; dp-accounting / ours = {ratio}")
-        w_ours, rc_o, m_ours = whole_process(OURS, k, args.timeout)
-        w_dpa, rc_d, m_dpa = whole_process(DPA, k, args.timeout)
+        cratio = f"{c_dpa / c_ours:.2f}x" if c_ours and c_dpa else "-"
+        print(f"  same process (warm, best of {args.repeat}): ours {sec(t_ours)} wall, "
+              f"{sec(c_ours)} CPU; dp-accounting {sec(t_dpa)} wall, {sec(c_dpa)} CPU; "
+              f"dp-accounting / ours = {ratio} wall, {cratio} CPU")
+        w_ours, rc_o, m_ours, cpu_o = whole_process(OURS, k, args.timeout)
+        w_dpa, rc_d, m_dpa, cpu_d = whole_process(DPA, k, args.timeout)
         fmt_m = lambda b: "-" if b is None else f"{b / 2**20:.0f} MiB"  # noqa: E731
-        print(f"  whole process: ours {w_ours and f'{w_ours:.2f} s'} (rc {rc_o}, peak RSS "
-              f"{fmt_m(m_ours)}), dp-accounting {w_dpa and f'{w_dpa:.2f} s'} (rc {rc_d}, peak "
-              f"RSS {fmt_m(m_dpa)}); time ratio "
-              f"{f'{w_dpa / w_ours:.2f}x' if w_ours and w_dpa and rc_o == 0 else '-'}, memory "
-              f"ratio {f'{m_dpa / m_ours:.2f}x' if m_ours and m_dpa else '-'}")
+        ok = rc_o == 0 and rc_d == 0
+        print(f"  whole process: ours {sec(w_ours)} wall, {sec(cpu_o)} CPU (rc {rc_o}, peak "
+              f"RSS {fmt_m(m_ours)}), dp-accounting {sec(w_dpa)} wall, {sec(cpu_d)} CPU (rc "
+              f"{rc_d}, peak RSS {fmt_m(m_dpa)}); time ratio "
+              f"{f'{w_dpa / w_ours:.2f}x' if w_ours and w_dpa and ok else '-'} wall, "
+              f"{f'{cpu_d / cpu_o:.2f}x' if cpu_o and cpu_d and ok else '-'} CPU, memory "
+              f"ratio {f'{m_dpa / m_ours:.2f}x' if m_ours and m_dpa else '-'} "
+              f"(load {load()})")
+        if args.phases:
+            phases(k)
     print(f"\nload average at the end: {load()}")
 
 

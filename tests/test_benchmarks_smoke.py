@@ -33,7 +33,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "bench_gpu_acceptance.py": ["--smoke"],
     "bench_group.py": ["--sizes", "1,2", "--steps", "50"],
     "bench_dpsgd_accounting.py": ["--ks", "1e2", "--no-trace", "--repeat", "1"],
-    "bench_long_k.py": ["--ks", "1e3", "--timeout", "120"],
+    "bench_long_k.py": ["--ks", "1e3", "--timeout", "120", "--phases"],
     "bench_matrix_mechanism.py": ["--case", "1", "--n", "2e4"],
     "bench_online_epsilon.py": ["--steps", "50"],
     "bench_online_schedule.py": ["--steps", "50"],

@@ -60,6 +60,12 @@ def foldable(factor: int) -> bool:
     return f == 1
 
 
+def _scale_pairs(pairs: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
+    """``out[:, c] = pairs[:, c] * w`` for both columns ``c`` (float pairs)."""
+    np.multiply(pairs[:, 0], w, out=out[:, 0])
+    np.multiply(pairs[:, 1], w, out=out[:, 1])
+
+
 #: frequencies per block of :func:`_fold` (its temporaries stay in the cache)
 _FOLD_BLOCK = 2**15
 
@@ -105,12 +111,14 @@ def _fold(spectrum: np.ndarray, n: int, factor: int) -> np.ndarray:
                 wb[0] = 1.0                    # T(0) / f = 1 (the limit at m = 0)
             a = j * n_coarse + k0              # frequencies a .. a + b - 1
             direct = max(0, min(b, half + 1 - a))
+            # real and imaginary parts one after the other: the same products as
+            # ``pairs * wb[:, None]``, whose innermost loop would run over the pair
             if direct:
-                np.multiply(pairs[a:a + direct], wb[:direct, None], out=yb[:direct])
+                _scale_pairs(pairs[a:a + direct], wb[:direct], yb[:direct])
             if direct < b:                     # mirrored part: N - m runs downwards
                 hi = n - (a + direct)
                 lo = n - (a + b - 1)
-                np.multiply(pairs[lo:hi + 1][::-1], wb[direct:, None], out=yb[direct:])
+                _scale_pairs(pairs[lo:hi + 1][::-1], wb[direct:], yb[direct:])
                 np.negative(yb[direct:, 1], out=yb[direct:, 1])      # conjugate
             acc += yb
     return out

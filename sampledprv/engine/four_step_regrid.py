@@ -128,7 +128,11 @@ def _fold_rows(block: np.ndarray, row0: int, factor: int,
                 np.divide(num, w, out=w)
         if row0 == 0:
             w[0, 0] = 1.0 if j == 0 else 0.0      # T(0) / f = 1; the other aliases of 0
-        np.multiply(src[:, j * n2c:(j + 1) * n2c], w[:, :, None], out=term)
+        # the real and imaginary parts one after the other (the same products as
+        # ``src * w[:, :, None]``, whose innermost loop would run over the pair: 3x slower)
+        part = src[:, j * n2c:(j + 1) * n2c]
+        np.multiply(part[..., 0], w, out=term[..., 0])
+        np.multiply(part[..., 1], w, out=term[..., 1])
         acc += term
 
 
