@@ -25,21 +25,16 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _machine import cpu_model  # noqa: E402
+from _machine import run_cases  # noqa: E402
 
 DEFAULT_N = {1: 10_000_000, 2: 60_000_000, 3: 10_000_000, 4: 4_000_000}
 
-
-def _load() -> str:
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
 
 
 def _c4() -> tuple:
@@ -118,24 +113,7 @@ def case4(n: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--case", type=int, choices=(1, 2, 3, 4))
-    ap.add_argument("--n", type=float, help="draws per direction (default per case)")
-    args = ap.parse_args()
-    if args.case is None:
-        print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; {_load()}")
-        for c in (1, 2, 3, 4):
-            cmd = [sys.executable, __file__, "--case", str(c)]
-            if args.n:
-                cmd += ["--n", str(args.n)]
-            subprocess.run(cmd, check=False)
-        print(f"after: {_load()}")
-        return
-    n = int(args.n) if args.n else DEFAULT_N[args.case]
-    print(f"CPU: {cpu_model()}; {_load()}")
-    {1: case1, 2: case2, 3: case3, 4: case4}[args.case](n)
-    print(f"  after    {_load()}")
-
+    run_cases(__file__, {1: case1, 2: case2, 3: case3, 4: case4}, DEFAULT_N, (1, 2, 3, 4), __doc__)
 
 if __name__ == "__main__":
     main()

@@ -25,23 +25,18 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _machine import cpu_model  # noqa: E402
+from _machine import run_cases  # noqa: E402
 
 DEFAULT_N = {1: 2_000_000, 2: 4_000_000}
 CASES = {1: ((2.0, 100, 10), (1e-6, 1e-5)), 2: ((0.55, 391, 5), (1.25e-5,))}
 BEFORE = {(1, 1e-6): "[2.228, 3.748] at n = 2e6", (1, 1e-5): "[2.028, 2.545] at n = 2e6",
           (2, 1.25e-5): "[6.59, 7.31] at n = 8e6"}
 
-
-def _load() -> str:
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
 
 
 def run(case: int, n: int) -> None:
@@ -68,24 +63,7 @@ def run(case: int, n: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--case", type=int, choices=(1, 2))
-    ap.add_argument("--n", type=float, help="plain draws per histogram (default per case)")
-    args = ap.parse_args()
-    if args.case is None:
-        print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; {_load()}")
-        for c in (1, 2):
-            cmd = [sys.executable, __file__, "--case", str(c)]
-            if args.n:
-                cmd += ["--n", str(args.n)]
-            subprocess.run(cmd, check=False)
-        print(f"after: {_load()}")
-        return
-    n = int(args.n) if args.n else DEFAULT_N[args.case]
-    print(f"CPU: {cpu_model()}; {_load()}")
-    run(args.case, n)
-    print(f"  after      {_load()}")
-
+    run_cases(__file__, {c: (lambda n, c=c: run(c, n)) for c in (1, 2)}, DEFAULT_N, (1, 2), __doc__)
 
 if __name__ == "__main__":
     main()
