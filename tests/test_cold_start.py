@@ -23,7 +23,7 @@ from sampledprv.sampled.draws.rng import STATE_DTYPE, normal
 from sampledprv.sampled.histograms import _compile_notice as notice
 from sampledprv.sampled.histograms import kernels
 from sampledprv.sampled.histograms._fill_call import call_fill, fill_address
-from sampledprv.sampled.histograms._pypath import Progress
+from sampledprv.core.progress import Progress
 from sampledprv.sampled.histograms.kernels import loss_histogram
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """Progress of long phases, shown in a terminal by default and never in a pipe (issue 32 §3).
 
-* :class:`~sampledprv.sampled.histograms._pypath.Progress` in automatic mode opens its
+* :class:`~sampledprv.core.progress.Progress` in automatic mode opens its
   bar once the phase has run ``_AUTO_PROGRESS_S`` seconds, even when no count arrives
   (a first chunk that is most of the work, or a phase with no counts: :func:`phase`);
 * the balls-and-bins conditional envelope is such a phase;
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from sampledprv.sampled.histograms import _pypath
+from sampledprv.core import progress as _pypath
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -107,7 +107,7 @@ def test_the_conditional_envelope_is_a_phase_with_progress(terminal):
 
 _CHILD = r"""
 import sampledprv as sp
-from sampledprv.sampled.histograms import _pypath
+from sampledprv.core import progress as _pypath
 _pypath._AUTO_PROGRESS_S = 0.0          # every phase counts as long here
 from sampledprv.sampled.certification import conditional
 acc = sp.SampledAccountant(20_000, alpha=1e-3, seed=4)      # progress: automatic

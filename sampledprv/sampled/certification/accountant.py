@@ -31,7 +31,7 @@ from ...core.interval import PROBABILISTIC, Interval
 from ...mechanisms.base import NeighbouringRelation, as_direction
 from ..draws.torch_draws import torch_loss_sampler
 from ..histograms import _numpy_histogram as _np_hist
-from ..histograms._pypath import check_progress
+from ...core.progress import check_progress
 from ..histograms.empirical import EmpiricalPRV
 from ..histograms.sharding import DEFAULT_SHARD_SIZE
 from .alternatives import Alternatives, has_alternatives

@@ -48,7 +48,7 @@ from ...engine import LatticePMF
 from ...rdp._rounding import up
 from ...rdp.allocation import log_multinomial_moment
 from ..draws import allocation as al
-from ..histograms._pypath import phase
+from ...core.progress import phase
 from ..histograms.empirical import estimate_pmf
 from ..histograms.histogram import LossHistogram, coarsen
 from .envelopes import Envelope, compose_bounds, envelope

@@ -17,7 +17,7 @@ from typing import Optional
 
 from ...engine.compose import GridTooLargeError
 from ...mechanisms.base import Direction, as_direction
-from ..histograms._pypath import Progress
+from ...core.progress import Progress
 from ..histograms.histogram import coarsen
 from .alternatives import best_of
 from .envelopes import compose_bounds, composition_steps, envelope

@@ -36,7 +36,7 @@ import numpy as np
 
 from ...engine import ComposedPMF, LatticePMF, compose_lattices
 from ...engine.curve import PrivacyCurve
-from ..histograms._pypath import Progress
+from ...core.progress import Progress
 from ..histograms.empirical import estimate_pmf
 from ..histograms.histogram import LossHistogram, tail_counts
 
@@ -59,7 +59,7 @@ def _beta_ppf(q: float, a: np.ndarray, b: np.ndarray, progress: Optional[bool],
     envelopes of large histograms; the ufunc releases the GIL, so chunks run on all
     cores.  Each element is computed by the same scipy call as unchunked: the values are
     bit-identical.  A bar shows when the run is expected to last more than 2 s
-    (``progress`` as in :class:`~..histograms._pypath.Progress`).
+    (``progress`` as in :class:`~sampledprv.core.progress.Progress`).
     """
     from scipy import stats  # noqa: PLC0415 - scipy.stats is slow to import; keep it lazy
     m = a.size
@@ -231,7 +231,7 @@ def compose_bounds(components: Sequence[tuple[Envelope, int]], *, tail_mass: flo
                    max_size: int = 2**24, bar: Optional[Progress] = None) -> ComposedBounds:
     """Compose the envelopes (and estimates) of independent components by FFT.
 
-    ``bar`` (a :class:`~..histograms._pypath.Progress`) counts the transforms:
+    ``bar`` (a :class:`~sampledprv.core.progress.Progress`) counts the transforms:
     :func:`composition_steps` of them.
     """
     kw = dict(tail_mass=tail_mass, max_size=max_size,

@@ -28,7 +28,7 @@ from ...mechanisms.numpy_losses import spec_loss_sampler
 
 __all__ = ["loss_histogram", "numpy_loss_sampler", "histogram_of_samples"]
 
-from ._pypath import check_progress, tqdm_or_none
+from ...core.progress import check_progress, tqdm_or_none
 from ..draws.hooks import NUMPY_LOSS_SAMPLER, find_hook
 from .histogram import LossHistogram
 

@@ -93,7 +93,8 @@ from ..draws._mechloss import builtin_source, kind_fill, kind_of_fill
 from ..draws.hooks import LOSS_SAMPLER, find_hook
 from ..draws.rng import seed_states
 from ._binning import _ABOVE, _BELOW, _NAN, _NEG, _POS, _bin_index, _count, bin_losses
-from ._pypath import FALLBACK_BLOCK, Progress, python_histogram
+from ...core.progress import Progress
+from ._pypath import FALLBACK_BLOCK, python_histogram
 from .histogram import LossHistogram
 from .window import check_window
 

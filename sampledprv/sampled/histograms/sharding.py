@@ -45,7 +45,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ._binning import _ABOVE, _BELOW, _NEG, _POS
-from ._pypath import Progress
+from ...core.progress import Progress
 from ..draws.torch_draws import require_torch
 from .checkpoint import Checkpoint, describe
 from .histogram import LossHistogram
