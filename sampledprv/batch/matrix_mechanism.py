@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import numpy as np
 from scipy import sparse
 
+from ..core.formatting import spec_number as _g
 from ..core import validation as v
 from ..mechanisms.base import Mechanism
 from ..mechanisms.registry import CliKind, Family, register
@@ -410,9 +411,6 @@ def _build(p: Dict[str, Any]) -> MatrixMechanism:
         s = BMinSep(int(p["min_sep"]), p.get("p", 1.0), bool(warm))
     return MatrixMechanism(p["sigma"], int(p["steps"]), s, c_col=c)
 
-
-def _g(x: float) -> str:
-    return format(float(x), ".12g")
 
 
 def _format(m: MatrixMechanism) -> str:

@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
 
+from ..core.formatting import spec_number as _g
 from ..core import validation as v
 from ..mechanisms.base import Mechanism
 from ..mechanisms.gaussian import Gaussian
@@ -298,9 +299,6 @@ def _build_bb(p: Dict[str, Any]) -> BallsAndBins:
     m = _build(p)
     return BallsAndBins(m.sigma, m.steps, 1, m.sensitivity, m.base)
 
-
-def _g(x: float) -> str:
-    return format(float(x), ".12g")
 
 
 def _format(m: RandomAllocation) -> str:

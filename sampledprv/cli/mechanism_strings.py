@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
 
+from ..core.formatting import spec_number as _g
 from ..mechanisms.registry import CliKind, cli_aliases, cli_kinds, family_of
 from .errors import UsageError
 
@@ -313,9 +314,6 @@ def mechanism_from_fields(kind_token: str, fields: Sequence[Tuple[str, Any]], *,
         raise UsageError(f"only one parameter can be left open in {text!r}")
     return spec
 
-
-def _g(x: float) -> str:
-    return format(float(x), ".12g")
 
 
 def format_mechanism(mech: Any) -> str:

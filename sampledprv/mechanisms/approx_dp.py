@@ -18,7 +18,7 @@ from typing import Any, Dict
 
 from ..core import validation as v
 from .base import Mechanism
-from .gaussian import _g
+from ..core.formatting import spec_number as _g
 from .randomized_response import (pure_renyi, same_under_both, two_point_numba,
                                   two_point_numpy_losses, two_point_pair)
 from .registry import CliKind, Family, register

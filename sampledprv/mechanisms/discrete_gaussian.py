@@ -28,7 +28,7 @@ from ..core import validation as v
 from ._finite import FINITE_HOOKS, mixture_pair_law
 from .base import doubled_under_substitution, Mechanism
 from .discrete_laplace import integer_sensitivity
-from .gaussian import _g
+from ..core.formatting import spec_number as _g
 from .registry import CliKind, Family, register
 
 __all__ = ["DiscreteGaussian"]

@@ -22,7 +22,7 @@ import numpy as np
 from ..core import validation as v
 from ._finite import FINITE_HOOKS, finite_law
 from .base import doubled_under_substitution, Mechanism
-from .gaussian import _g
+from ..core.formatting import spec_number as _g
 from .registry import CliKind, Family, register
 
 __all__ = ["DiscreteLaplace"]

@@ -31,7 +31,7 @@ import numpy as np
 from ..core import validation as v
 from ._finite import finite_law, finite_loss_pair, finite_numba, finite_numpy, log_normalize
 from .base import Mechanism, NeighbouringRelation
-from .gaussian import _g
+from ..core.formatting import spec_number as _g
 from .randomized_response import two_point_numba, two_point_numpy_losses, two_point_pair
 from .registry import CliKind, Family, register
 

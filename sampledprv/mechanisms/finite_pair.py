@@ -15,7 +15,7 @@ import numpy as np
 
 from ._finite import FINITE_HOOKS, finite_law
 from .base import Mechanism
-from .gaussian import _g
+from ..core.formatting import spec_number as _g
 from .randomized_response import same_under_both
 from .registry import CliKind, Family, register
 

@@ -17,6 +17,7 @@ from typing import Any, Dict
 from ..core import validation as v
 from ..core.law import LossDistribution
 from ._outward import up
+from ..core.formatting import spec_number as _g
 from .base import doubled_under_substitution, Mechanism
 from .registry import CliKind, Family, register
 
@@ -95,10 +96,6 @@ def gaussian_renyi(spec: Gaussian, order: float, direction: str) -> float:
 
 def _build(p: Dict[str, Any]) -> Gaussian:
     return Gaussian(p["sigma"], p.get("sensitivity", 1.0))
-
-
-def _g(x: float) -> str:
-    return format(float(x), ".12g")
 
 
 def _sens(m: Any) -> str:

@@ -19,7 +19,8 @@ from typing import Any, Dict
 from ..core import validation as v
 from ..core.law import LossDistribution
 from .base import Mechanism, NeighbouringRelation
-from .gaussian import _g, _sens, gaussian_mu_pair
+from ..core.formatting import spec_number as _g
+from .gaussian import _sens, gaussian_mu_pair
 from ._gg_losses import gg_numpy_losses
 from .laplace import laplace_eps_pair
 from .registry import CliKind, Family, UnsupportedRelationError, register

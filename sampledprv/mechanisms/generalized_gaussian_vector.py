@@ -18,7 +18,7 @@ from typing import Any, Dict, NoReturn, Optional
 
 from ..core import validation as v
 from .base import Mechanism
-from .gaussian import _g
+from ..core.formatting import spec_number as _g
 from .generalized_gaussian import GeneralizedGaussian, sigma_to_scale
 from .registry import CliKind, Family, register
 

@@ -19,7 +19,8 @@ import math
 from ..core.law import LossDistribution
 from ._outward import up
 from .base import doubled_under_substitution, Mechanism
-from .gaussian import _g, _sens
+from ..core.formatting import spec_number as _g
+from .gaussian import _sens
 from .registry import CliKind, Family, register
 
 __all__ = ["Laplace", "laplace_eps_pair"]

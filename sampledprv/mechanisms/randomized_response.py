@@ -19,7 +19,7 @@ from ..core import validation as v
 from ..core.law import LossDistribution
 from ._outward import up
 from .base import Mechanism, NeighbouringRelation
-from .gaussian import _g
+from ..core.formatting import spec_number as _g
 from .registry import CliKind, Family, register
 
 __all__ = ["RandomizedResponse", "two_point_pair", "two_point_numpy_losses"]

@@ -59,7 +59,7 @@ import numpy as np
 from ..core import validation as v
 from ._finite import FINITE_HOOKS, FiniteLaw, finite_law
 from .base import Mechanism, NeighbouringRelation
-from .gaussian import _g
+from ..core.formatting import spec_number as _g
 from .registry import CliKind, Family, register
 
 __all__ = ["Shuffled"]
