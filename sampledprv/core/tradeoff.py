@@ -225,6 +225,10 @@ class _Builder:
         lo = -min(_EPS_CAP, math.log(1.0 / (1.0 - float(inner.max()))) + 0.5)
         n = int(math.ceil((hi - lo) / _STEP0))
         self.add(np.round(np.linspace(lo, hi, n + 1), 12))
+        if np.any(fpr == 0.0):
+            # fpr 0 is refined for itself (its upper end is the smallest upper delta, at
+            # the right end of the grid), whatever the other rates asked
+            inner = np.concatenate([[0.0], inner])
         for _ in range(200):
             if len(self.points) >= max_queries:
                 break
@@ -491,9 +495,54 @@ class GDPBracket:
     def __contains__(self, mu: float) -> bool:
         return self.lower <= mu <= self.upper
 
+    def fit_note(self, digits: int = 6) -> str:
+        """The best fit as text, labelled as not certified; empty when it is ``nan`` or
+        outside the certified bracket (a fit there contradicts the certificate and
+        would read as one)."""
+        if not math.isfinite(self.best_fit) or self.best_fit not in self:
+            return ""
+        return f"uncertified best fit {self.best_fit:.{digits}g}"
+
     def __str__(self) -> str:
-        return (f"mu in [{self.lower:.6g}, {self.upper:.6g}] (best fit {self.best_fit:.6g}; "
+        fit = self.fit_note()
+        return (f"mu in [{self.lower:.6g}, {self.upper:.6g}] ({fit + '; ' if fit else ''}"
                 f"fpr in [{self.fpr_range[0]:.3g}, 1 - {self.fpr_range[0]:.3g}])")
+
+
+def _mu_low_below_range(acc: Any, fpr_min: float, rtol: float, max_queries: int) -> float:
+    r"""A finite lower end on :math:`\mu` from false-positive rates below ``fpr_min``.
+
+    The best true-positive rate is non-decreasing in the fpr, so a certified
+    :math:`L(\alpha') < 1` at :math:`\alpha' \le \alpha_0 = ` ``fpr_min`` gives
+    :math:`\mathrm{TPR}(\alpha_0) \ge L(\alpha')` and :math:`\mu \ge
+    \Phi^{-1}(L(\alpha')) - \Phi^{-1}(\alpha_0)`.  Used where the lower end rounds to
+    1.0 inside the range (a curve within about 1e-16 of 1)."""
+    if fpr_min <= 1e-300:
+        return 0.0
+    k = np.arange(1, 300)
+    alphas = fpr_min * 10.0 ** (-k[: int(math.floor(math.log10(fpr_min / 1e-300)))])
+    alphas = alphas[alphas >= 1e-300]
+    if alphas.size == 0:
+        return 0.0
+    low = tradeoff_curve(acc, alphas, None, rtol=rtol, max_queries=max_queries).lower
+    # tradeoff_curve sorts its fprs: low is in increasing alpha
+    ok = low < 1.0
+    if not ok.any():
+        return 0.0
+    return float(max(0.0, np.max(_probit_lower(low[ok])) - ndtri(fpr_min)))
+
+
+#: absolute rounding allowance on a certified lower end above 1/2 (a few units in the last
+#: place of 1.0): near 1 the probit scale magnifies one ulp into about 0.1 in mu
+_ROUND_NEAR_ONE = 4.5e-16
+
+
+def _probit_lower(low: np.ndarray) -> np.ndarray:
+    """``ndtri`` of certified lower ends below 1, each first lowered by the rounding
+    allowance where it exceeds 1/2 (design notes, "Finite mu-GDP lower ends")."""
+    low = np.clip(np.asarray(low, dtype=np.float64), 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        return ndtri(np.where(low > 0.5, np.maximum(low - _ROUND_NEAR_ONE, 0.5), low))
 
 
 def gdp_mu(acc: Any, *, fpr_min: float = 1e-6, points: int = 201, rtol: float = 1e-3,
@@ -528,7 +577,13 @@ def gdp_mu(acc: Any, *, fpr_min: float = 1e-6, points: int = 201, rtol: float = 
     low, up, est = curve.lower, curve.upper, curve.estimate
     with np.errstate(divide="ignore", invalid="ignore"):
         za = ndtri(grid)
-        mu_low = float(np.max(ndtri(np.clip(low, 0.0, 1.0)) - za))
+        # a lower end that rounds to 1.0 certifies nothing finite (ndtri(1) = inf): only
+        # points with L < 1 count (design notes, "Finite mu-GDP lower ends")
+        below = low < 1.0
+        mu_low = float(np.max(_probit_lower(low[below]) - za[below])) \
+            if below.any() else 0.0
+        if not below.all():
+            mu_low = max(mu_low, _mu_low_below_range(acc, lo_a, rtol, max_queries))
         seg = ndtri(np.clip(up[1:], 0.0, 1.0)) - za[:-1]
         mu_up = float(np.max(seg))
         fit_terms = ndtri(np.clip(est, 0.0, 1.0)) - za
