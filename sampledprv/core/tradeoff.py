@@ -42,6 +42,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from . import validation as v
 from .interval import DETERMINISTIC, PROBABILISTIC, Interval
 
 __all__ = ["tradeoff", "tradeoff_curve", "gdp_mu", "TradeoffCurve", "GDPBracket",
@@ -73,6 +74,16 @@ def _check_fpr(fpr: object) -> np.ndarray:
         raise ValueError("fpr must be a number or a non-empty 1-D sequence of numbers in [0, 1]")
     if not np.all(np.isfinite(a)) or np.any(a < 0.0) or np.any(a > 1.0):
         raise ValueError(f"fpr must lie in [0, 1] (false-positive rates), got {fpr!r}")
+    return a
+
+
+def _query_fpr(fpr: object) -> np.ndarray:
+    """:func:`_check_fpr` for the rates a curve is built for (at most :data:`MAX_FPRS`)."""
+    a = _check_fpr(fpr)
+    if a.size > MAX_FPRS:
+        raise ValueError(f"fpr has {a.size:,} rates, more than {MAX_FPRS:,} (each is visited "
+                         "on every refinement pass); query fewer, or build one curve with "
+                         "tradeoff_curve and read it with upper_at/lower_at")
     return a
 
 
@@ -315,13 +326,39 @@ def _confidence(uq: _Queries, lqs: List[_Queries]) -> Tuple[str, float]:
     return cert, 1.0 - fail
 
 
-def _rtol_check(rtol: float, atol: float, max_queries: int) -> None:
-    if not 0.0 < rtol < 1.0:
-        raise ValueError(f"rtol must lie in (0, 1), got {rtol!r}; typical 1e-3")
-    if not 0.0 <= atol < 1.0:
-        raise ValueError(f"atol must lie in [0, 1), got {atol!r}")
-    if int(max_queries) < 16:
+#: most false-positive rates one call evaluates (``points`` or ``len(fpr)``): the grid
+#: refinement visits every rate in Python on each pass, so 1e7 rates run for hours
+MAX_FPRS = 20_000
+#: most epsilon points per direction (``max_queries``): each is one delta query
+MAX_QUERIES = 1_000_000
+
+
+def _rtol_check(rtol: float, atol: float, max_queries: int) -> int:
+    """Check the accuracy arguments; returns ``max_queries`` as an int."""
+    rtol = v.in_interval("rtol", rtol, 0.0, 1.0, low_open=True, high_open=True,
+                         hint="typical 1e-3")
+    atol = v.in_interval("atol", atol, 0.0, 1.0, low_open=False, high_open=True,
+                         hint="typical 1e-12")
+    mq = v.positive_int("max_queries", max_queries)
+    if mq < 16:
         raise ValueError(f"max_queries must be at least 16, got {max_queries!r}")
+    if mq > MAX_QUERIES:
+        raise ValueError(f"max_queries must be at most {MAX_QUERIES:,} (each is one delta "
+                         f"query), got {max_queries!r}; the default 4000 suffices for rtol "
+                         "1e-3")
+    return mq
+
+
+def _points_check(points: object) -> int:
+    n = v.positive_int("points", points)
+    if n < 3:
+        raise ValueError(f"points must be at least 3, got {points!r}")
+    if n > MAX_FPRS:
+        raise ValueError(f"points must be at most {MAX_FPRS:,} (each false-positive rate is "
+                         f"visited on every refinement pass), got {points!r}; the curve is "
+                         "concave, so a few hundred points (and upper_at/lower_at between "
+                         "them) describe it")
+    return n
 
 
 def tradeoff(acc: Any, fpr: Union[float, Sequence[float]], direction: object = None, *,
@@ -353,8 +390,8 @@ def tradeoff(acc: Any, fpr: Union[float, Sequence[float]], direction: object = N
         epsilon where the upper end is taken.  Probabilistic accountants: the intervals
         hold together with the stated confidence (design notes).
     """
-    _rtol_check(rtol, atol, max_queries)
-    a = _check_fpr(fpr)
+    max_queries = _rtol_check(rtol, atol, max_queries)
+    a = _query_fpr(fpr)
     builders, uq, lqs = _build(acc, a, direction, rtol, atol, int(max_queries))
     cert, conf = _confidence(uq, lqs)
     per = {}
@@ -455,10 +492,9 @@ def tradeoff_curve(acc: Any, fpr: Optional[Sequence[float]] = None, direction: o
     ``fpr`` defaults to ``points`` rates equally spaced in probit scale between
     ``Phi(-5)`` and ``Phi(5)``, plus 0 and 1.  Other arguments as :func:`tradeoff`.
     The returned :class:`TradeoffCurve` also evaluates the certified ends at any fpr."""
-    _rtol_check(rtol, atol, max_queries)
-    if points < 3:
-        raise ValueError(f"points must be at least 3, got {points!r}")
-    a = _default_grid(int(points)) if fpr is None else np.sort(_check_fpr(fpr))
+    max_queries = _rtol_check(rtol, atol, max_queries)
+    points = _points_check(points)
+    a = _default_grid(int(points)) if fpr is None else np.sort(_query_fpr(fpr))
     builders, uq, lqs = _build(acc, a, direction, rtol, atol, int(max_queries))
     profiles = {d: tuple(b.profiles()) for d, b in builders.items()}
     up = np.max([p[0].tpr_upper(a) for p in profiles.values()], axis=0)
@@ -563,11 +599,11 @@ def gdp_mu(acc: Any, *, fpr_min: float = 1e-6, points: int = 201, rtol: float = 
     0 (it is not, through an additive floor).  Subsampled mechanisms approach the
     unsubsampled mu only at astronomically small fpr, so the bracket is a statement
     about the range, which it names."""
-    if not 0.0 <= fpr_min < 0.5:
-        raise ValueError(f"fpr_min must lie in [0, 0.5), got {fpr_min!r}; the bracket holds "
-                         "for fpr in [fpr_min, 1 - fpr_min]")
-    if points < 3:
-        raise ValueError(f"points must be at least 3, got {points!r}")
+    fpr_min = v.in_interval("fpr_min", fpr_min, 0.0, 0.5, low_open=False, high_open=True,
+                            hint="the bracket holds for fpr in [fpr_min, 1 - fpr_min]; "
+                            "typical 1e-6")
+    points = _points_check(points)
+    max_queries = _rtol_check(rtol, 1e-12, max_queries)
     lo_a = max(fpr_min, 1e-300)
     z = np.linspace(ndtri(lo_a), -ndtri(lo_a), int(points))
     grid = ndtr(z)
