@@ -108,7 +108,7 @@ def test_audit_without_accountant_is_not_consistent():
     rng = np.random.default_rng(0)
     r = sp.audit(rng.normal(1.0, 1.0, 1000), rng.normal(0.0, 1.0, 1000))
     assert r.consistent is None and not r.consistent
-    assert r.verdict.startswith("not compared")
+    assert r.verdict.startswith("no accountant given: not compared")
 
 
 def test_cli_audit_exits_nonzero_on_a_failed_audit(tmp_path):

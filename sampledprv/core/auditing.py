@@ -48,7 +48,7 @@ __all__ = ["Audit", "AuditPoint", "AuditResult", "audit", "clopper_pearson", "lo
 
 CONSISTENT = "consistent"
 LEAKS = "the implementation leaks more than accounted"
-NOT_COMPARED = ("not compared: no accountant given, so only epsilon_lower was computed "
+NOT_COMPARED = ("no accountant given: not compared, only epsilon_lower was computed "
                 "(pass the accountant to test the scores against its certified curve)")
 
 
@@ -115,7 +115,7 @@ class AuditResult:
         that ``if result.consistent`` never reads an uncompared audit as a pass.
     verdict : str
         ``"consistent"``, ``"the implementation leaks more than accounted"`` or
-        ``"not compared: ..."`` (no accountant was given).
+        ``"no accountant given: not compared, ..."``.
     """
 
     epsilon_lower: float

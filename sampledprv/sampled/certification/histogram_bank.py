@@ -58,7 +58,6 @@ def key_of(mech: object) -> object:
         return ("id", id(mech))
 
 
-@guarded(shared=("executor",))
 def _no_upper_tail(tb: Optional[TailBound]) -> bool:
     """True when ``tb`` says nothing about the upper tail (none at all, or only a lower
     end of the range, as the remove loss of a Poisson-subsampled user pair without a
@@ -66,6 +65,7 @@ def _no_upper_tail(tb: Optional[TailBound]) -> bool:
     return tb is None or (not tb.has_renyi and not math.isfinite(tb.hi))
 
 
+@guarded(shared=("executor",))
 class HistogramBank:
     """Seeds, sampling runs and the cache of the histograms of a composition.
 
