@@ -446,6 +446,15 @@ class TradeoffCurve:
     symmetric_points: Tuple[Tuple[float, ...], Tuple[float, ...]] = field(repr=False,
                                                                          default=((), ()))
 
+    def __repr__(self) -> str:
+        i = int(np.argmin(np.abs(self.fpr - 0.1))) if self.fpr.size else 0
+        at = (f"; at fpr {self.fpr[i]:.3g}: tpr in [{self.lower[i]:.4g}, {self.upper[i]:.4g}]"
+              if self.fpr.size else "")
+        return (f"TradeoffCurve({self.fpr.size} fprs in [{self.fpr.min():.3g}, "
+                f"{self.fpr.max():.3g}], direction={self.direction!r}, "
+                f"{self.certification}, confidence {self.confidence:g}{at}; arrays: .fpr, "
+                ".lower, .estimate, .upper)") if self.fpr.size else "TradeoffCurve(empty)"
+
     def upper_at(self, fpr: Union[float, Sequence[float]]) -> np.ndarray:
         """Certified upper end at any fpr (concave per direction; max over directions)."""
         a = _check_fpr(fpr)
