@@ -51,3 +51,30 @@ def test_cli_docs_and_readme_list_every_subcommand():
     readme = (ROOT / "README.md").read_text()
     listed = re.search(r"lists every subcommand: (.*?)\)", readme, re.S).group(1)
     assert names <= set(re.findall(r"`([a-z-]+)`", listed)), names
+
+
+# ---- command-line hints ------------------------------------------------------------------
+from cli_inprocess import run  # noqa: E402
+
+
+@pytest.mark.parametrize("argv, expect", [
+    (("epsilon", "--epsilon", "1", "-m", "gaussian sigma=1"), "did you mean --delta?"),
+    (("epsilon", "--delta", "1e-5", "-m", "gaussian", "sigma=1"),
+     'quote it, e.g. -m "gaussian sigma=1"'),
+    (("epsilon", "--delta", "1e-5", "-m", "subsampled-gaussian sigma=1 sample_rate=0.01"),
+     "did you mean 'q'?"),
+    (("epsilon", "--delta", "1e-5", "-m", "balls-and-bins sigma=1 steps=10"),
+     "add --accountant sampled"),
+    (("curve", "-m", "gaussian sigma=1", "--plot", "out.txt"), "not an image format"),
+])
+def test_cli_hints(argv, expect, tmp_path):
+    p = run(*argv, cwd=tmp_path)
+    assert p.returncode == 2
+    assert expect in p.stderr, p.stderr
+    assert p.stdout == ""          # refused before anything is computed or printed
+
+
+def test_kind_typo_gives_the_suggestion_not_the_list():
+    p = run("epsilon", "--delta", "1e-5", "-m", "gausian sigma=1")
+    assert p.returncode == 2 and "did you mean 'gaussian'?" in p.stderr
+    assert "known kinds" not in p.stderr and len(p.stderr.splitlines()) == 1
