@@ -78,3 +78,11 @@ def test_kind_typo_gives_the_suggestion_not_the_list():
     p = run("epsilon", "--delta", "1e-5", "-m", "gausian sigma=1")
     assert p.returncode == 2 and "did you mean 'gaussian'?" in p.stderr
     assert "known kinds" not in p.stderr and len(p.stderr.splitlines()) == 1
+
+
+def test_accountant_accepts_neighboring_spelling():
+    a = sp.Accountant(neighboring="substitute").compose(sp.Gaussian(1.0))
+    b = sp.Accountant(neighbouring="substitute").compose(sp.Gaussian(1.0))
+    assert a.neighbouring == b.neighbouring and a.epsilon(1e-5) == b.epsilon(1e-5)
+    with pytest.raises(ValueError, match="not both"):
+        sp.Accountant(neighbouring="substitute", neighboring="add_remove")
