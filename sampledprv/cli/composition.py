@@ -180,5 +180,5 @@ def composed(s: Setup, factory: Callable[[], Any], free_value: Optional[float] =
             raise UsageError(f"{spec.build(free_value)!r} has no closed-form privacy-loss "
                              "law, so the analytic accountant cannot account it: add "
                              "--accountant sampled (e.g. --accountant sampled --n-samples "
-                             "1e6)") from None
+                             "1e6; SampledAccountant in Python)") from None
     return acc
