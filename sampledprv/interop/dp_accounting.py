@@ -58,7 +58,7 @@ import numpy as np
 
 from ..analytic.accountant import Accountant
 from ..core.interval import DETERMINISTIC, Interval
-from ..core.validation import in_interval, nonnegative
+from ..core.validation import in_interval, nonnegative, positive_int
 from ..mechanisms import (ApproxDP, DiscreteGaussian, DiscreteLaplace, FixedSizeSubsampled,
                           Gaussian, KaryRandomizedResponse, Laplace, Mechanism,
                           NeighbouringRelation, PoissonSubsampled, PureDP, RandomizedResponse)
@@ -896,8 +896,6 @@ def _given_pairs(composition: Any) -> List[Tuple[Any, Any]]:
 
 def _count(spec: Any, count: Any) -> int:
     """A composition count as a positive int (``ValueError`` for ``-1``, ``0``, ``2.5``)."""
-    from ..core.validation import positive_int  # noqa: PLC0415
-
     try:
         return positive_int("count", count)
     except ValueError as err:
