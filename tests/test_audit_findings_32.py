@@ -7,7 +7,6 @@ import copy
 import json
 import math
 import pickle
-import warnings
 
 import numpy as np
 import pytest
