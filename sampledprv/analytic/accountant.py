@@ -62,7 +62,8 @@ class Accountant(PrivacyAccountant):
     neighbouring : {"add_remove", "substitute"} or NeighbouringRelation
         Neighbouring relation.  ``sensitivity`` stays the per-record bound, so under
         ``"substitute"`` a sum can move by twice it; specs that cannot certify a relation
-        raise a :class:`ValueError` naming both at :meth:`compose`.
+        raise a :class:`ValueError` naming both at :meth:`compose`.  ``neighboring=``
+        (dp-accounting's and Opacus' spelling) is accepted as the same argument.
     max_grid_size : int
         Largest FFT length; beyond it a :class:`ValueError` says which accuracy to
         loosen.
@@ -95,13 +96,20 @@ class Accountant(PrivacyAccountant):
 
     def __init__(self, eps_error: float = 0.01, delta_error: float = 1e-10, *,
                  neighbouring: str = "add_remove", max_grid_size: int = 2**26,
-                 merge_gaussians: bool = True, horizon: int | None = None) -> None:
+                 merge_gaussians: bool = True, horizon: int | None = None,
+                 neighboring: str | None = None) -> None:
         self.eps_error = v.in_interval("eps_error", eps_error, 0.0, 1.0, low_open=True,
                                        high_open=False, hint="typical values are 1e-3 to 0.1")
         self.merge_gaussians = bool(merge_gaussians)
         self.delta_error = v.in_interval("delta_error", delta_error, 0.0, 1e-2,
                                          low_open=True, high_open=True,
                                          hint="typical values are 1e-12 to 1e-8")
+        if neighboring is not None:     # dp-accounting's and Opacus' spelling
+            if neighbouring != "add_remove" and as_relation(neighbouring) is not \
+                    as_relation(neighboring):
+                raise ValueError(f"give neighbouring= or neighboring= (the same argument), "
+                                 f"not both: got {neighbouring!r} and {neighboring!r}")
+            neighbouring = neighboring
         self.neighbouring: NeighbouringRelation = as_relation(neighbouring)
         self.max_grid_size = v.positive_int("max_grid_size", max_grid_size)
         self._composition: dict[Mechanism, int] = {}

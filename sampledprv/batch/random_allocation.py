@@ -46,6 +46,9 @@ from ..sampled.draws import allocation as al
 
 __all__ = ["RandomAllocation", "BallsAndBins", "NoClosedFormError"]
 
+#: most terms ``steps * selected`` of one sampled draw of the loss (memory and time)
+MAX_STEP_TERMS = 10 ** 7
+
 #: How the tail bounds of these specs are described in an interval's ``method``.
 TAIL_SOURCE = ("proven Renyi bounds of random allocation (remove: exact occupancy moments at "
                "integer orders, the block reduction or Hoeffding's comparison beyond the exact "
@@ -106,9 +109,19 @@ class RandomAllocation(Mechanism):
     sensitivity: float = 1.0
     base: Any = None
 
+    #: read by PoissonSubsampled/FixedSizeSubsampled, which refuse to wrap a batch scheme
+    batch_scheme = "random allocation: each record in `selected` of `steps` steps"
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "steps", v.positive_int("steps", self.steps))
         object.__setattr__(self, "selected", v.positive_int("selected", self.selected))
+        if self.steps * self.selected > MAX_STEP_TERMS:
+            raise ValueError(
+                f"steps * selected = {self.steps * self.selected:,} exceeds "
+                f"{MAX_STEP_TERMS:,}: every sampled draw of the loss sums one term per "
+                f"step and selected (the elementary symmetric sum), so steps="
+                f"{self.steps:,} cannot run in memory and time; use steps <= "
+                f"{MAX_STEP_TERMS // self.selected:,} for selected={self.selected}")
         if self.selected > self.steps:
             raise ValueError(f"selected must be at most steps={self.steps} (each record is "
                              f"in `selected` of the `steps` steps of an epoch), got "

@@ -31,7 +31,7 @@ import sys
 import warnings
 from typing import Dict, Optional, Sequence
 
-from .argv_checks import negative_value_error
+from .argv_checks import negative_value_error, unrecognized_message
 from .commands_accounting import cmd_curve, cmd_delta, cmd_epsilon
 from .commands_calibrate import cmd_calibrate
 from .commands_sampling import cmd_plan, cmd_validate
@@ -88,7 +88,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         cmd = argv[0] if not argv[0].startswith("-") else ""
         print(f"{PROG}{' ' + cmd if cmd else ''}: error: {bad}", file=sys.stderr)
         return EXIT_USAGE
-    args = parser.parse_args(argv)           # exits 2 on argparse errors
+    args, extra = parser.parse_known_args(argv)   # exits 2 on other argparse errors
+    if extra:
+        cmd = getattr(args, "command", None)
+        print(f"{PROG}{' ' + cmd if cmd else ''}: error: "
+              f"{unrecognized_message(cmd, extra)}", file=sys.stderr)
+        return EXIT_USAGE
     debug = getattr(args, "debug", False) or bool(os.environ.get("SAMPLEDPRV_DEBUG"))
     old = warnings.showwarning
     warnings.showwarning = _show_warning      # one line per warning, on stderr

@@ -15,7 +15,12 @@ from typing import Optional, Sequence
 
 from .errors import UsageError
 
-__all__ = ["negative_value_error", "check_output_path"]
+__all__ = ["negative_value_error", "check_output_path", "unrecognized_message",
+           "PLOT_FORMATS"]
+
+#: the file formats matplotlib's savefig writes (checked before computing)
+PLOT_FORMATS = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff",
+                "webp", "pgf", "raw", "rgba", "gif", "avif")
 
 # what argparse itself accepts as a negative number ('-3', '-0.5'); anything else that
 # starts with '-' is read as a flag
@@ -51,6 +56,37 @@ def check_output_path(flag: str, path: Optional[str]) -> None:
     if not os.path.isdir(parent):
         raise UsageError(f"{flag} {path}: the directory {parent} does not exist; create it "
                          f"or write to another {flag} path (checked before computing)")
+    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    if flag == "--plot" and ext not in PLOT_FORMATS:
+        raise UsageError(f"--plot {path}: the extension {'.' + ext if ext else '(none)'} is not "
+                         f"an image format; use one of {', '.join(PLOT_FORMATS[:6])}, ... "
+                         "(e.g. --plot curve.png; checked before computing)")
     if not os.access(parent, os.W_OK):
         raise UsageError(f"{flag} {path}: the directory {parent} is not writable; choose "
                          f"another {flag} path")
+
+
+def unrecognized_message(command: Optional[str], extra: Sequence[str]) -> str:
+    """The message for arguments argparse did not recognize, with the likely fix: an
+    unquoted mechanism string (``-m gaussian sigma=1``), or ``--epsilon`` given to
+    ``epsilon`` (``--delta`` to ``delta``)."""
+    words = " ".join(extra)
+    cmd = command or ""
+    if cmd == "epsilon" and "--epsilon" in extra:
+        return (f"unrecognized arguments: {words}; the epsilon command computes epsilon at "
+                "each --delta D: did you mean --delta? (delta(epsilon) is 'sampledprv delta "
+                "--epsilon E')")
+    if cmd == "delta" and "--delta" in extra:
+        return (f"unrecognized arguments: {words}; the delta command computes delta at each "
+                "--epsilon E: did you mean --epsilon? (epsilon(delta) is 'sampledprv "
+                "epsilon --delta D')")
+    params = [t for t in extra if "=" in t and not t.startswith("-")]
+    if params:
+        return (f"unrecognized arguments: {words}; a mechanism string is one argument: "
+                f"quote it, e.g. -m \"gaussian {params[0]}\" (the shell split it at the "
+                "spaces)")
+    return f"unrecognized arguments: {words}; see '{PROG_NAME} {cmd} --help'".replace(
+        "  --help", " --help")
+
+
+PROG_NAME = "sampledprv"

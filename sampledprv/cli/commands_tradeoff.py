@@ -10,7 +10,7 @@ from typing import Any, List, Optional
 from .composition import accountant_description, build_setup, composed, \
     make_accountant_factory
 from ..core.auditing import Audit, load_scores
-from .errors import EXIT_OK, UsageError
+from .errors import EXIT_INTERNAL, EXIT_OK, PROG, UsageError
 from .output import (certification_lines, composition_json, composition_lines, emit,
                      format_triplets, interval_json, text_table)
 
@@ -63,7 +63,8 @@ def cmd_tradeoff(args: argparse.Namespace) -> int:
     if args.gdp:
         b = acc.gdp_mu(fpr_min=args.fpr_min)
         text.append(f"mu-GDP over fpr in [{args.fpr_min:g}, 1 - {args.fpr_min:g}]: "
-                    f"mu in [{b.lower:.5g}, {b.upper:.5g}], best fit {b.best_fit:.5g}")
+                    f"mu in [{b.lower:.5g}, {b.upper:.5g}]"
+                    + (f", {b.fit_note(5)}" if b.fit_note(5) else ""))
         payload["gdp_mu"] = {"lower": b.lower, "upper": b.upper, "best_fit": b.best_fit,
                              "fpr_range": list(b.fpr_range), "confidence": b.confidence}
     emit(args, payload, text)
@@ -117,6 +118,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
             raise UsageError("--plot draws the audit on the certified curve: give the "
                              "composition (-m/-c or --config)")
         _save_plot(args.plot, curve, res)
+    if res.consistent is False:
+        print(f"{PROG} audit: {res.verdict} (the scores contradict the certified curve at "
+              f"confidence {res.confidence:g})", file=sys.stderr)
+        return EXIT_INTERNAL
     return EXIT_OK
 
 

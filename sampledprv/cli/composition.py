@@ -171,5 +171,14 @@ def accountant_description(acc: Any, s: Optional[Setup] = None) -> Dict[str, Any
 def composed(s: Setup, factory: Callable[[], Any], free_value: Optional[float] = None):
     acc = factory()
     for i, (spec, count) in enumerate(s.mechanisms):
-        acc.compose(spec.build(free_value), count, **s.tails.get(i, {}))
+        try:
+            acc.compose(spec.build(free_value), count, **s.tails.get(i, {}))
+        except ValueError as exc:
+            if type(exc).__name__ != "NoClosedFormError":
+                raise
+            # the library's advice names Python; on the command line it is a flag
+            raise UsageError(f"{spec.build(free_value)!r} has no closed-form privacy-loss "
+                             "law, so the analytic accountant cannot account it: add "
+                             "--accountant sampled (e.g. --accountant sampled --n-samples "
+                             "1e6; SampledAccountant in Python)") from None
     return acc

@@ -67,6 +67,10 @@ KINDS: Mapping[str, CliKind] = _KindTable()
 
 PARAM_ALIASES = {"b": "scale", "eps": "epsilon", "noise-multiplier": "sigma",
                   "noise_multiplier": "sigma", "s": "scale", "rate": "q", "d": "dimension"}
+#: other libraries' names of a parameter, for the did-you-mean hint (not accepted as
+#: aliases: a rate under another name should be seen, not guessed)
+_MEANT = {"sample_rate": "q", "sampling_rate": "q", "sampling_probability": "q",
+          "sample_size": "batch_size", "std": "sigma", "stddev": "sigma"}
 _SUB_PREFIXES = ("subsampled-", "poisson-subsampled-", "sub-")
 _FIXED_PREFIXES = ("fixed-size-", "fixed-", "wor-")
 _FIXED_KEYS = ("batch_size", "dataset_size")
@@ -238,8 +242,11 @@ def kind_of(token: str, text: str) -> Tuple[CliKind, str]:
                                              ("subsampled-", "fixed-") for n in names]
         hint = suggest(str(token).strip().lower().replace("_", "-"), full) \
             or suggest(head, names)
-        raise UsageError(f"unknown mechanism kind {token!r} in {text!r}"
-                         f"{hint or ';'} known kinds:\n" + kinds_help())
+        if hint:        # a near miss: the suggestion, not the whole list after it
+            raise UsageError(f"unknown mechanism kind {token!r} in {text!r}{hint} "
+                             "('sampledprv epsilon --help' lists the kinds)")
+        raise UsageError(f"unknown mechanism kind {token!r} in {text!r}; known kinds:\n"
+                         + kinds_help())
     return KINDS[head], q_needed
 
 
@@ -280,6 +287,12 @@ def mechanism_from_fields(kind_token: str, fields: Sequence[Tuple[str, Any]], *,
             more = {"poisson": ("q",), "fixed": _FIXED_KEYS}.get(sampling, ())
             extra = "".join(" " + m for m in more)
             hint = suggest(key, allowed | set(more))
+            meant = _MEANT.get(key)
+            if meant and (meant in allowed or meant in more):
+                hint = f"; did you mean {meant!r}?"
+            elif meant == "q":
+                hint = (f"; the sampling rate is q=, on a subsampled kind: 'subsampled-{head} "
+                        f"... q=0.01';")
             raise UsageError(f"unknown parameter {key!r} for {head}{hint or ';'} it takes: "
                              f"{' '.join(sorted(allowed))}{extra} (e.g. {kind.example!r})")
         if key in params:

@@ -48,6 +48,8 @@ __all__ = ["Audit", "AuditPoint", "AuditResult", "audit", "clopper_pearson", "lo
 
 CONSISTENT = "consistent"
 LEAKS = "the implementation leaks more than accounted"
+NOT_COMPARED = ("no accountant given: not compared, only epsilon_lower was computed "
+                "(pass the accountant to test the scores against its certified curve)")
 
 
 def clopper_pearson(k: int, n: int, significance: float, side: str) -> float:
@@ -107,18 +109,20 @@ class AuditResult:
         accountant).
     points : tuple of AuditPoint
         The attack's points (``runs``) with their bounds; empty for ``one-run``.
-    consistent : bool
-        False when the scores contradict the certified curve at ``confidence``.
+    consistent : bool or None
+        False when the scores contradict the certified curve at ``confidence``, True
+        when they do not; ``None`` when nothing was compared (no accountant given), so
+        that ``if result.consistent`` never reads an uncompared audit as a pass.
     verdict : str
-        ``"consistent"`` or ``"the implementation leaks more than accounted"`` (or a
-        note that no accountant was given).
+        ``"consistent"``, ``"the implementation leaks more than accounted"`` or
+        ``"no accountant given: not compared, ..."``.
     """
 
     epsilon_lower: float
     epsilon_upper: float
     delta: float
     points: Tuple[AuditPoint, ...]
-    consistent: bool
+    consistent: Optional[bool]
     verdict: str
     confidence: float
     mode: str
@@ -251,7 +255,17 @@ def load_scores(path: str) -> Tuple[np.ndarray, np.ndarray]:
 
 
 def _check_scores(name: str, x: Any) -> np.ndarray:
-    a = np.asarray(x, dtype=np.float64).ravel()
+    fix = (f"{name} must be real attack scores (a list or array of numbers, higher = more "
+           "likely a member)")
+    try:
+        raw = np.asarray(x)
+        if np.iscomplexobj(raw):
+            raise TypeError("complex")
+        a = raw.astype(np.float64).ravel()
+    except (TypeError, ValueError) as exc:
+        got = "complex numbers" if str(exc) == "complex" else f"{type(x).__name__} {x!r:.60}"
+        raise ValueError(f"{fix}, got {got}; pass real numbers (np.real(...) of complex "
+                         "scores, or the losses as floats)") from None
     if a.size == 0:
         raise ValueError(f"{name} is empty: give the attack scores of the canaries "
                          "(higher = more likely a member)")
@@ -331,9 +345,9 @@ class Audit:
         iv = acc.epsilon(self.delta)
         return float(iv.upper), float(iv.confidence)
 
-    def _verdict(self, contradicted: bool) -> Tuple[bool, str]:
+    def _verdict(self, contradicted: bool) -> Tuple[Optional[bool], str]:
         if self.accountant is None:
-            return True, "no accountant given: epsilon_lower only"
+            return None, NOT_COMPARED
         return (not contradicted), (LEAKS if contradicted else CONSISTENT)
 
     def _runs(self, s_in: np.ndarray, s_out: np.ndarray) -> AuditResult:

@@ -9,6 +9,8 @@ from typing import Mapping
 
 DETERMINISTIC = "deterministic"
 PROBABILISTIC = "probabilistic"
+#: characters of ``method`` that ``str(interval)`` shows (the rest: ``interval.method``)
+SHORT_METHOD = 160
 
 
 @dataclass(frozen=True)
@@ -64,13 +66,32 @@ class Interval:
     def __contains__(self, value: float) -> bool:
         return self.lower <= value <= self.upper
 
-    def describe(self) -> str:
-        """How the interval is certified, in one sentence."""
+    def describe(self, short: bool = False) -> str:
+        """How the interval is certified, in one sentence (``short``: the method cut
+        to about :data:`SHORT_METHOD` characters; the full text stays in ``method``)."""
         if self.certification == DETERMINISTIC:
             how = "deterministic"
         else:
             how = f"with probability >= {confidence_label(self.confidence)}"
-        return f"certified {how}" + (f" ({self.method})" if self.method else "")
+        method = self.method
+        if short and len(method) > SHORT_METHOD:
+            cut = method[:SHORT_METHOD].rsplit(" ", 1)[0].rstrip(",;( ")
+            method = f"{cut} ...; full text in .method"
+        return f"certified {how}" + (f" ({method})" if method else "")
+
+    def _no_number(self, what: str) -> TypeError:
+        return TypeError(
+            f"{what} an Interval is ambiguous: it brackets the value between lower="
+            f"{self.lower:g} and upper={self.upper:g}; use iv.upper for a guarantee "
+            f"(e.g. iv.upper < 3.0), iv.lower or iv.estimate")
+
+    def __float__(self) -> float:
+        raise self._no_number("float() of")
+
+    def __lt__(self, other: object) -> bool:
+        raise self._no_number("comparing")
+
+    __le__ = __gt__ = __ge__ = __lt__
 
     def __str__(self) -> str:
         w = self.width
@@ -81,7 +102,7 @@ class Interval:
             sig = 6
         fmt = lambda x: f"{x:#.{sig}g}".rstrip(".") if math.isfinite(x) else str(x)  # noqa: E731
         return (f"[{fmt(self.lower)}, {fmt(self.upper)}] (estimate {fmt(self.estimate)}; "
-                f"{self.describe()})")
+                f"{self.describe(short=True)})")
 
 
 def confidence_label(confidence: float) -> str:

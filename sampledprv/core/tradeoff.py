@@ -42,7 +42,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from .validation import in_interval
 from .interval import DETERMINISTIC, PROBABILISTIC, Interval
+from .tradeoff_args import (check_fpr as _check_fpr,
+                            points_check as _points_check, probit_lower as _probit_lower,
+                            query_fpr as _query_fpr, rtol_check as _rtol_check)
 
 __all__ = ["tradeoff", "tradeoff_curve", "gdp_mu", "TradeoffCurve", "GDPBracket",
            "DirectionProfile"]
@@ -65,15 +69,6 @@ def _direction_name(direction: object) -> Optional[str]:
     if name not in _DIRECTIONS:
         raise ValueError(f"direction must be None, 'remove' or 'add', got {direction!r}")
     return str(name)
-
-
-def _check_fpr(fpr: object) -> np.ndarray:
-    a = np.atleast_1d(np.asarray(fpr, dtype=np.float64))
-    if a.ndim != 1 or a.size == 0:
-        raise ValueError("fpr must be a number or a non-empty 1-D sequence of numbers in [0, 1]")
-    if not np.all(np.isfinite(a)) or np.any(a < 0.0) or np.any(a > 1.0):
-        raise ValueError(f"fpr must lie in [0, 1] (false-positive rates), got {fpr!r}")
-    return a
 
 
 def _simultaneous(acc: Any) -> bool:
@@ -225,6 +220,10 @@ class _Builder:
         lo = -min(_EPS_CAP, math.log(1.0 / (1.0 - float(inner.max()))) + 0.5)
         n = int(math.ceil((hi - lo) / _STEP0))
         self.add(np.round(np.linspace(lo, hi, n + 1), 12))
+        if np.any(fpr == 0.0):
+            # fpr 0 is refined for itself (its upper end is the smallest upper delta, at
+            # the right end of the grid), whatever the other rates asked
+            inner = np.concatenate([[0.0], inner])
         for _ in range(200):
             if len(self.points) >= max_queries:
                 break
@@ -311,15 +310,6 @@ def _confidence(uq: _Queries, lqs: List[_Queries]) -> Tuple[str, float]:
     return cert, 1.0 - fail
 
 
-def _rtol_check(rtol: float, atol: float, max_queries: int) -> None:
-    if not 0.0 < rtol < 1.0:
-        raise ValueError(f"rtol must lie in (0, 1), got {rtol!r}; typical 1e-3")
-    if not 0.0 <= atol < 1.0:
-        raise ValueError(f"atol must lie in [0, 1), got {atol!r}")
-    if int(max_queries) < 16:
-        raise ValueError(f"max_queries must be at least 16, got {max_queries!r}")
-
-
 def tradeoff(acc: Any, fpr: Union[float, Sequence[float]], direction: object = None, *,
              rtol: float = 1e-3, atol: float = 1e-12,
              max_queries: int = 4000) -> Union[Interval, Tuple[Interval, ...]]:
@@ -349,8 +339,8 @@ def tradeoff(acc: Any, fpr: Union[float, Sequence[float]], direction: object = N
         epsilon where the upper end is taken.  Probabilistic accountants: the intervals
         hold together with the stated confidence (design notes).
     """
-    _rtol_check(rtol, atol, max_queries)
-    a = _check_fpr(fpr)
+    max_queries = _rtol_check(rtol, atol, max_queries)
+    a = _query_fpr(fpr)
     builders, uq, lqs = _build(acc, a, direction, rtol, atol, int(max_queries))
     cert, conf = _confidence(uq, lqs)
     per = {}
@@ -405,6 +395,15 @@ class TradeoffCurve:
     symmetric_points: Tuple[Tuple[float, ...], Tuple[float, ...]] = field(repr=False,
                                                                          default=((), ()))
 
+    def __repr__(self) -> str:
+        i = int(np.argmin(np.abs(self.fpr - 0.1))) if self.fpr.size else 0
+        at = (f"; at fpr {self.fpr[i]:.3g}: tpr in [{self.lower[i]:.4g}, {self.upper[i]:.4g}]"
+              if self.fpr.size else "")
+        return (f"TradeoffCurve({self.fpr.size} fprs in [{self.fpr.min():.3g}, "
+                f"{self.fpr.max():.3g}], direction={self.direction!r}, "
+                f"{self.certification}, confidence {self.confidence:g}{at}; arrays: .fpr, "
+                ".lower, .estimate, .upper)") if self.fpr.size else "TradeoffCurve(empty)"
+
     def upper_at(self, fpr: Union[float, Sequence[float]]) -> np.ndarray:
         """Certified upper end at any fpr (concave per direction; max over directions)."""
         a = _check_fpr(fpr)
@@ -451,10 +450,9 @@ def tradeoff_curve(acc: Any, fpr: Optional[Sequence[float]] = None, direction: o
     ``fpr`` defaults to ``points`` rates equally spaced in probit scale between
     ``Phi(-5)`` and ``Phi(5)``, plus 0 and 1.  Other arguments as :func:`tradeoff`.
     The returned :class:`TradeoffCurve` also evaluates the certified ends at any fpr."""
-    _rtol_check(rtol, atol, max_queries)
-    if points < 3:
-        raise ValueError(f"points must be at least 3, got {points!r}")
-    a = _default_grid(int(points)) if fpr is None else np.sort(_check_fpr(fpr))
+    max_queries = _rtol_check(rtol, atol, max_queries)
+    points = _points_check(points)
+    a = _default_grid(int(points)) if fpr is None else np.sort(_query_fpr(fpr))
     builders, uq, lqs = _build(acc, a, direction, rtol, atol, int(max_queries))
     profiles = {d: tuple(b.profiles()) for d, b in builders.items()}
     up = np.max([p[0].tpr_upper(a) for p in profiles.values()], axis=0)
@@ -491,9 +489,41 @@ class GDPBracket:
     def __contains__(self, mu: float) -> bool:
         return self.lower <= mu <= self.upper
 
+    def fit_note(self, digits: int = 6) -> str:
+        """The best fit as text, labelled as not certified; empty when it is ``nan`` or
+        outside the certified bracket (a fit there contradicts the certificate and
+        would read as one)."""
+        if not math.isfinite(self.best_fit) or self.best_fit not in self:
+            return ""
+        return f"uncertified best fit {self.best_fit:.{digits}g}"
+
     def __str__(self) -> str:
-        return (f"mu in [{self.lower:.6g}, {self.upper:.6g}] (best fit {self.best_fit:.6g}; "
+        fit = self.fit_note()
+        return (f"mu in [{self.lower:.6g}, {self.upper:.6g}] ({fit + '; ' if fit else ''}"
                 f"fpr in [{self.fpr_range[0]:.3g}, 1 - {self.fpr_range[0]:.3g}])")
+
+
+def _mu_low_below_range(acc: Any, fpr_min: float, rtol: float, max_queries: int) -> float:
+    r"""A finite lower end on :math:`\mu` from false-positive rates below ``fpr_min``.
+
+    The best true-positive rate is non-decreasing in the fpr, so a certified
+    :math:`L(\alpha') < 1` at :math:`\alpha' \le \alpha_0 = ` ``fpr_min`` gives
+    :math:`\mathrm{TPR}(\alpha_0) \ge L(\alpha')` and :math:`\mu \ge
+    \Phi^{-1}(L(\alpha')) - \Phi^{-1}(\alpha_0)`.  Used where the lower end rounds to
+    1.0 inside the range (a curve within about 1e-16 of 1)."""
+    if fpr_min <= 1e-300:
+        return 0.0
+    k = np.arange(1, 300)
+    alphas = fpr_min * 10.0 ** (-k[: int(math.floor(math.log10(fpr_min / 1e-300)))])
+    alphas = alphas[alphas >= 1e-300]
+    if alphas.size == 0:
+        return 0.0
+    low = tradeoff_curve(acc, alphas, None, rtol=rtol, max_queries=max_queries).lower
+    # tradeoff_curve sorts its fprs: low is in increasing alpha
+    ok = low < 1.0
+    if not ok.any():
+        return 0.0
+    return float(max(0.0, np.max(_probit_lower(low[ok])) - ndtri(fpr_min)))
 
 
 def gdp_mu(acc: Any, *, fpr_min: float = 1e-6, points: int = 201, rtol: float = 1e-3,
@@ -514,11 +544,11 @@ def gdp_mu(acc: Any, *, fpr_min: float = 1e-6, points: int = 201, rtol: float = 
     0 (it is not, through an additive floor).  Subsampled mechanisms approach the
     unsubsampled mu only at astronomically small fpr, so the bracket is a statement
     about the range, which it names."""
-    if not 0.0 <= fpr_min < 0.5:
-        raise ValueError(f"fpr_min must lie in [0, 0.5), got {fpr_min!r}; the bracket holds "
-                         "for fpr in [fpr_min, 1 - fpr_min]")
-    if points < 3:
-        raise ValueError(f"points must be at least 3, got {points!r}")
+    fpr_min = in_interval("fpr_min", fpr_min, 0.0, 0.5, low_open=False, high_open=True,
+                            hint="the bracket holds for fpr in [fpr_min, 1 - fpr_min]; "
+                            "typical 1e-6")
+    points = _points_check(points)
+    max_queries = _rtol_check(rtol, 1e-12, max_queries)
     lo_a = max(fpr_min, 1e-300)
     z = np.linspace(ndtri(lo_a), -ndtri(lo_a), int(points))
     grid = ndtr(z)
@@ -528,7 +558,13 @@ def gdp_mu(acc: Any, *, fpr_min: float = 1e-6, points: int = 201, rtol: float = 
     low, up, est = curve.lower, curve.upper, curve.estimate
     with np.errstate(divide="ignore", invalid="ignore"):
         za = ndtri(grid)
-        mu_low = float(np.max(ndtri(np.clip(low, 0.0, 1.0)) - za))
+        # a lower end that rounds to 1.0 certifies nothing finite (ndtri(1) = inf): only
+        # points with L < 1 count (design notes, "Finite mu-GDP lower ends")
+        below = low < 1.0
+        mu_low = float(np.max(_probit_lower(low[below]) - za[below])) \
+            if below.any() else 0.0
+        if not below.all():
+            mu_low = max(mu_low, _mu_low_below_range(acc, lo_a, rtol, max_queries))
         seg = ndtri(np.clip(up[1:], 0.0, 1.0)) - za[:-1]
         mu_up = float(np.max(seg))
         fit_terms = ndtri(np.clip(est, 0.0, 1.0)) - za

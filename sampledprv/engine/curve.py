@@ -114,6 +114,18 @@ class _RowTails:
         self._lock = threading.Lock()
         self._rows: dict[int, tuple[list, list]] = {}   # finished rows, recently read
 
+    def __getstate__(self) -> dict:
+        """Pickling and copying: the lock is left out (a fresh one on restore), under
+        the lock so that no pass is half done (an online accountant keeps its curves)."""
+        with self._lock:
+            state = dict(self.__dict__)
+        state.pop("_lock")
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def _ensure(self, row: int) -> None:
         """Sum passes from the top down until ``row`` is covered."""
         if row >= self._done_row:

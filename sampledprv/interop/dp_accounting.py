@@ -58,6 +58,7 @@ import numpy as np
 
 from ..analytic.accountant import Accountant
 from ..core.interval import DETERMINISTIC, Interval
+from ..core.validation import in_interval, nonnegative, positive_int
 from ..mechanisms import (ApproxDP, DiscreteGaussian, DiscreteLaplace, FixedSizeSubsampled,
                           Gaussian, KaryRandomizedResponse, Laplace, Mechanism,
                           NeighbouringRelation, PoissonSubsampled, PureDP, RandomizedResponse)
@@ -194,8 +195,8 @@ class DpEventComposition:
                 delta_error: Optional[float] = None) -> Interval:
         """Certified interval for ``epsilon(delta)`` of the whole composition (module
         docstring).  ``delta_error`` defaults to ``min(1e-10, delta * 1e-5)``."""
-        if not 0.0 < delta < 1.0:
-            raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+        delta = in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True,
+                            hint="e.g. epsilon(1e-5)")
         de = min(1e-10, delta * 1e-5) if delta_error is None else delta_error
         pld = self._pld(eps_error, de)
         if self.non_private:
@@ -259,8 +260,7 @@ class DpEventComposition:
               delta_error: float = 1e-12) -> Interval:
         """Certified interval for ``delta(epsilon)``; with Renyi parts the upper end is the
         whole composition's Renyi bound (refused when a PLD spec has none)."""
-        if epsilon < 0:
-            raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+        epsilon = nonnegative("epsilon", epsilon)
         pld = self._pld(eps_error, delta_error)
         if self.non_private:
             return Interval(pld.delta(epsilon).lower if pld is not None else 0.0, 1.0, 1.0,
@@ -851,17 +851,56 @@ def to_dp_event(composition: Any) -> Any:
     elif hasattr(composition, "composition"):
         pairs = list(composition.composition)
     else:
-        pairs = [(x, 1) if isinstance(x, Mechanism) else tuple(x) for x in composition]
+        pairs = _given_pairs(composition)
     events = []
     for m, c in pairs:
         if not isinstance(m, Mechanism):
             raise ValueError(f"to_dp_event: expected sampledprv mechanism specs, got {m!r}")
+        c = _count(m, c)
         ev = _spec_event(m, de)
-        events.append(ev if int(c) == 1 else de.SelfComposedDpEvent(event=ev, count=int(c)))
+        events.append(ev if c == 1 else de.SelfComposedDpEvent(event=ev, count=c))
     events += extra
     if not events:
         return de.NoOpDpEvent()
     return events[0] if len(events) == 1 else de.ComposedDpEvent(events=events)
+
+
+_WHAT = ("a DpEventComposition, an accountant, one mechanism spec (e.g. sp.Gaussian(1.0)) "
+         "or an iterable of specs and (spec, count) pairs")
+
+
+def _given_pairs(composition: Any) -> List[Tuple[Any, Any]]:
+    """``(spec, count)`` pairs of an iterable given to :func:`to_dp_event`; anything else
+    is refused with a :class:`ValueError` that says what is accepted."""
+    if composition is None or isinstance(composition, (str, bytes)) or \
+            not hasattr(composition, "__iter__"):
+        hint = ""
+        if hasattr(composition, "logp") or hasattr(composition, "sample_remove"):
+            hint = ("; a LogDensityPair or PrivacyLossSampler is known only through its "
+                    "samples and has no dp-accounting event")
+        raise ValueError(f"to_dp_event: composition must be {_WHAT}, got "
+                         f"{type(composition).__name__} {composition!r:.80}{hint}")
+    pairs = []
+    for x in composition:
+        if isinstance(x, Mechanism):
+            pairs.append((x, 1))
+            continue
+        try:
+            m, c = x
+        except (TypeError, ValueError):
+            raise ValueError(f"to_dp_event: each item must be a mechanism spec or a (spec, "
+                             f"count) pair, got {x!r:.80}") from None
+        pairs.append((m, c))
+    return pairs
+
+
+def _count(spec: Any, count: Any) -> int:
+    """A composition count as a positive int (``ValueError`` for ``-1``, ``0``, ``2.5``)."""
+    try:
+        return positive_int("count", count)
+    except ValueError as err:
+        raise ValueError(f"to_dp_event: the count of {spec!r}: {err}; a composition count "
+                         "is a number of runs") from None
 
 
 def _tagged_event(spec: Any, de: Any) -> Any:

@@ -94,6 +94,24 @@ class Shuffled(Mechanism):
         object.__setattr__(self, "sigma", v.positive("sigma", self.sigma))
         object.__setattr__(self, "steps", v.positive_int("steps", self.steps))
         object.__setattr__(self, "sensitivity", v.positive("sensitivity", self.sensitivity))
+        mu = 2.0 * self.sensitivity / self.sigma       # the larger shift (substitution)
+        v.loss_limit(f"Shuffled(sigma={self.sigma!r}, steps={self.steps}, sensitivity="
+                     f"{self.sensitivity!r})",
+                     f"the privacy-loss mean mu^2/2 (mu = 2 sensitivity/sigma = {mu:.4g})",
+                     0.5 * mu * mu,
+                     f"Use sigma >= 2 sensitivity / {math.sqrt(2.0 * v.MAX_LOSS):.4g}")
+        # the lower end slices the range of the released maximum in steps of SLICE sigma^2
+        slices = (2.0 * mu * self.sigma + 20.0 * self.sigma) / (SLICE * self.sigma ** 2)
+        if not slices <= MAX_SLICES:
+            a = SLICE * MAX_SLICES         # smallest sigma: a s^2 - 20 s - 4 C = 0
+            need = (20.0 + math.sqrt(400.0 + 16.0 * self.sensitivity * a)) / (2.0 * a)
+            raise ValueError(
+                f"Shuffled(sigma={self.sigma!r}, sensitivity={self.sensitivity!r}): the "
+                f"lower end's slice pair would need about {slices:.3g} slices of width "
+                f"{SLICE:g} sigma^2, more than {MAX_SLICES:.0e} (memory and time); use "
+                f"sigma >= about {need:.3g} for this sensitivity (smaller noise is not "
+                "private in any useful sense: the epoch's mu = 2 sensitivity/sigma is "
+                f"{mu:.3g})")
 
     def shifts(self, relation: NeighbouringRelation) -> tuple[float, float]:
         r"""``(m_P, m_Q)``: the means of the attained pair :math:`(\mathrm{MoG}(m_P),
@@ -147,6 +165,8 @@ register(Family(
 # ---- the attained pair, sliced by the max statistic -----------------------------------------
 #: slice width in units of sigma^2 (Chua et al.'s ``discretization * sigma^2``, 1e-3)
 SLICE = 1e-3
+#: most slices of the slice pair (each costs a few float64 arrays' entries)
+MAX_SLICES = 1e8
 #: mass left in each of the two end slices is about this (they are outcomes, not dropped)
 END_MASS = 1e-40
 _EPS = float(np.finfo(np.float64).eps)

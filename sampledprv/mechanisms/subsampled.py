@@ -34,6 +34,20 @@ def user_pair_hook(name: str):
                         "import sampledprv.sampled first") from None
 
 
+def refuse_batch_scheme(wrapper: str, mechanism: object) -> None:
+    """Raise when ``mechanism`` is itself a batch-sampling scheme (its class sets
+    ``batch_scheme``, e.g. random allocation): a second subsampling on top of it is a
+    scheme no accountant here certifies, and it would fail only when accounted."""
+    scheme = getattr(type(mechanism), "batch_scheme", None)
+    if scheme:
+        raise ValueError(
+            f"{wrapper}({type(mechanism).__name__}(...)): {type(mechanism).__name__} is "
+            f"already a batch-sampling scheme ({scheme}), and {wrapper} of it is not a "
+            f"scheme these accountants certify. Compose {type(mechanism).__name__} alone "
+            f"(its steps already sample the batches), or use {wrapper} of the step's "
+            "noise (e.g. sp.PoissonSubsampled(sp.Gaussian(sigma), q)) for that batching")
+
+
 @dataclass(frozen=True)
 class PoissonSubsampled(Mechanism):
     r"""``mechanism`` run on a Poisson subsample: each record kept with probability ``q``.
@@ -60,6 +74,7 @@ class PoissonSubsampled(Mechanism):
         if isinstance(self.mechanism, PoissonSubsampled):
             raise ValueError("mechanism is already PoissonSubsampled; combine the rates "
                              "into one q = q1 * q2 instead of nesting")
+        refuse_batch_scheme("PoissonSubsampled", self.mechanism)
         object.__setattr__(self, "q", v.in_interval(
             "q", self.q, 0.0, 1.0, low_open=True, high_open=False,
             hint="q is the Poisson sampling rate (batch size / dataset size)"))

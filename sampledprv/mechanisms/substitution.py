@@ -84,7 +84,7 @@ from .generalized_gaussian import GeneralizedGaussian
 from .registry import (Family, UnsupportedRelationError, family_of, for_relation as
                        _family_relation, register)
 from .numpy_losses import spec_loss_sampler
-from .subsampled import PoissonSubsampled, is_user_pair, user_pair_hook
+from .subsampled import PoissonSubsampled, is_user_pair, refuse_batch_scheme, user_pair_hook
 
 __all__ = ["FixedSizeSubsampled", "subsampled_for_relation"]
 
@@ -120,6 +120,7 @@ class FixedSizeSubsampled(Mechanism):
                 isinstance(self.mechanism, (PoissonSubsampled, FixedSizeSubsampled)):
             raise ValueError("mechanism must be an (unsubsampled) sampledprv mechanism spec, "
                              f"got {self.mechanism!r}")
+        refuse_batch_scheme("FixedSizeSubsampled", self.mechanism)
         b = v.positive_int("batch_size", self.batch_size)
         n = v.positive_int("dataset_size", self.dataset_size)
         if b > n:

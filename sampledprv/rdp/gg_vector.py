@@ -37,7 +37,7 @@ import numpy as np
 from ._rounding import up
 from ..mechanisms.generalized_gaussian_vector import MAX_DIMENSION, GeneralizedGaussianVector
 from .divergence import register_divergence
-from .gg_excess import gg_excess_bounds_many
+from .gg_excess import QuadratureOverflow, gg_excess_bounds_many
 
 __all__ = ["vector_gg_renyi", "vector_spec_renyi", "shift_grid", "MAX_DIMENSION"]
 
@@ -89,7 +89,12 @@ def vector_gg_renyi(beta: float, clip_over_scale: float, dimension: float,
     grid = shift_grid(d)
     deltas = c * grid
     u = grid ** b
-    log_e = gg_excess_bounds_many(b, deltas, a)[1]
+    try:
+        log_e = gg_excess_bounds_many(b, deltas, a)[1]
+    except QuadratureOverflow:
+        # no bound at an order whose quadrature overflows (inf is a valid upper bound;
+        # the accountant takes the best of its other orders)
+        return math.inf
     h = np.logaddexp(0.0, log_e) / (a - 1.0)          # upper bounds on g_a at the nodes
     d_all = np.concatenate([[0.0], deltas])
     u_all = np.concatenate([[0.0], u])

@@ -192,7 +192,15 @@ class TruncationTail:
                 mgf = np.exp(np.outer(th, xm)) @ cell + below * np.exp(th * x0) \
                     + top * np.exp(th * c)
                 val = float(np.min(count * np.log(mgf) - th * b))
-                best = min(best, math.log(min(1.0, p_big + math.exp(min(val, 0.0)))))
+                total = p_big + math.exp(min(val, 0.0))
+                if total > 0.0:
+                    best = min(best, math.log(min(1.0, total)))
+                else:
+                    # both terms underflow (small sigma: mu = 1/sigma large): the same
+                    # bound in log space, log(count Phi(-x) + e^val)
+                    log_big = math.log(count) + float(special.log_ndtr(
+                        -(math.log(c) + m) / mu))
+                    best = min(best, float(np.logaddexp(log_big, min(val, 0.0))))
             out[i] = best
         # round up for the float error of the sums above
         return cls(int(count), float(mu), grid, out + 1e-9)

@@ -58,6 +58,13 @@ def key_of(mech: object) -> object:
         return ("id", id(mech))
 
 
+def _no_upper_tail(tb: Optional[TailBound]) -> bool:
+    """True when ``tb`` says nothing about the upper tail (none at all, or only a lower
+    end of the range, as the remove loss of a Poisson-subsampled user pair without a
+    Renyi bound has): the sample floor then decides the upper end, as without a bound."""
+    return tb is None or (not tb.has_renyi and not math.isfinite(tb.hi))
+
+
 @guarded(shared=("executor",))
 class HistogramBank:
     """Seeds, sampling runs and the cache of the histograms of a composition.
@@ -318,7 +325,7 @@ class HistogramBank:
     def check_n(self, delta: float, n_hist: int) -> None:
         k = sum(c for key, (m, c) in self.entries.items()
                 if not isinstance(m, EmpiricalPRV)
-                and any(self.tail(key, m, d) is None for d in self.directions()))
+                and any(_no_upper_tail(self.tail(key, m, d)) for d in self.directions()))
         if k == 0:
             return
         need = min_samples(k, delta, alpha=self.alpha, bins=self.bins_now(), histograms=n_hist)

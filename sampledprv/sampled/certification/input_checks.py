@@ -18,7 +18,8 @@ from .user_calls import LOGDENSITY_SIGNATURE, SAMPLER_SIGNATURE, call_user
 from .tails import TailBound
 
 __all__ = ["normalize_tails", "check_range", "finite_or_raise", "numeric", "call_sampler",
-           "ratio_mean", "markov_check", "call_logdensity", "check_identities"]
+           "ratio_mean", "markov_check", "call_logdensity", "check_identities",
+           "check_upper_tails", "TAIL_CHECK_N"]
 
 #: false-alarm probability of :func:`check_identities` (per call)
 IDENTITY_LEVEL = 1e-6
@@ -178,3 +179,65 @@ def check_identities(name: str, losses: dict, symmetric: bool) -> None:
                 "an optimistic certificate: check that each sampler draws from its density"
                 + ("; drop symmetric=True unless the pair is symmetric" if symmetric
                    else ""))
+
+
+#: draws of each sampler for :func:`check_upper_tails` (a sampler truncated where the
+#: other density puts 1e-4 of its mass is seen in about 25 draws)
+TAIL_CHECK_N = 1 << 20
+#: spacing of the thresholds of :func:`check_upper_tails` (nats)
+_TAIL_STEP = 0.25
+
+
+def check_upper_tails(name: str, remove: np.ndarray, add: np.ndarray,
+                      level: float = IDENTITY_LEVEL) -> None:
+    r"""Raise when a sampler misses an upper tail that the other sampler's draws reveal.
+
+    With :math:`L = \log p/q`, the change of measure gives, for every :math:`t`,
+
+    .. math:: P(L > t) \ge E_Q[e^{L} 1\{t < L < \infty\}] \ge e^{t}\, Q(t < L < \infty)
+
+    (equality in the first step but for the mass of :math:`P` where :math:`q = 0`), and
+    the same with the roles swapped: :math:`Q(-L > t) \ge e^{t} P(-\infty < L < -t)`.
+    ``remove`` holds draws of :math:`Y = L` under ``P`` (``sample_p``), ``add`` draws of
+    :math:`Y' = -L` under ``Q`` (``sample_q``).  A Clopper-Pearson upper bound on the
+    left side below :math:`e^t` times a Clopper-Pearson lower bound on the right side,
+    at some threshold, refuses the pair: a ``sample_p`` cut short of its upper tail (a
+    truncation on one side) does this, which the identities of :mod:`.loss_identity`
+    (lower tails, weights at most 1) see only with far more draws.  The check runs
+    whatever ``symmetric`` says: a symmetric pair samples one direction only, so the
+    other sampler is the only witness of the missing tail.  False-alarm probability at
+    most ``level`` (union bound over thresholds, both sides and both bounds)."""
+    from scipy import stats  # noqa: PLC0415 - slow to import; lazy
+
+    pairs = (("sample_p", "P(Y > t)", np.asarray(remove, dtype=np.float64),
+              "Q(L > t)", -np.asarray(add, dtype=np.float64)),
+             ("sample_q", "Q(Y' > t)", np.asarray(add, dtype=np.float64),
+              "P(-L > t)", -np.asarray(remove, dtype=np.float64)))
+    tops = [float(np.max(x[np.isfinite(x)])) for x in (remove, add)
+            if np.isfinite(x).any()]
+    if not tops:
+        return
+    t_grid = np.arange(0.0, max(0.0, max(tops)) + _TAIL_STEP, _TAIL_STEP)[:256]
+    a = level / (4.0 * t_grid.size)
+    for sampler, left, own, right, other in pairs:
+        own_sorted = np.sort(own)
+        finite_other = np.sort(other[np.isfinite(other)])
+        n_own, n_other = own.size, other.size
+        for t in t_grid:
+            k_own = n_own - int(np.searchsorted(own_sorted, t, side="right"))
+            k_other = finite_other.size - int(np.searchsorted(finite_other, t, side="right"))
+            if k_other == 0:
+                break
+            low_other = float(stats.beta.ppf(a, k_other, n_other - k_other + 1))
+            up_own = 1.0 if k_own >= n_own else \
+                float(stats.beta.ppf(1.0 - a, k_own + 1, n_own - k_own))
+            if math.exp(t) * low_other > up_own:
+                raise ValueError(
+                    f"{name}: {sampler} misses an upper tail: {k_own} of its {n_own} draws "
+                    f"have a privacy loss above t = {t:.3g}, so {left} <= {up_own:.3g}, "
+                    f"but the other sampler's {k_other} of {n_other} draws give "
+                    f"{left} >= e^t {right} >= {math.exp(t) * low_other:.3g} (change of "
+                    f"measure, which holds for every pair; false-alarm probability <= "
+                    f"{level:g}). A sampler truncated or narrower than its density does "
+                    f"this and would give an optimistic certificate: make {sampler} draw "
+                    "from its whole density (no cut-off), whatever symmetric says")

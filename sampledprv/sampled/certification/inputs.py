@@ -26,8 +26,9 @@ import numpy as np
 from ...core.advice import warn_user
 from ..draws.ars import AdaptiveRejectionSampler
 from ..draws.user_fills import fill_as_sampler, make_fill, scalar_as_vector
-from .input_checks import (call_logdensity, call_sampler, check_identities, check_range,
-                           markov_check, normalize_tails, numeric, ratio_mean)
+from .input_checks import (TAIL_CHECK_N, call_logdensity, call_sampler, check_identities,
+                           check_range, check_upper_tails, markov_check, normalize_tails,
+                           numeric, ratio_mean)
 from .tail_inputs import RenyiInput
 from .user_calls import LOGDENSITY_SIGNATURE, LOSS_SAMPLER_SIGNATURE, call_user
 
@@ -222,9 +223,33 @@ class LogDensityPair:
                     f"{math.log(mean):+.4g} in {other_name} relative to log{which}), or "
                     f"make sample_{which} draw from exp(log{which}) if it does not")
         check_identities(self.name, losses, self.symmetric)
+        if s_p is not None and s_q is not None:
+            self._tail_check(rng, s_p, s_q, logp, logq, dim)
         if dim is None and not self.kernel:
             report.update(self._quadrature_check())
         return report
+
+    def _tail_check(self, rng: np.random.Generator, s_p: Callable, s_q: Callable,
+                    logp: Callable, logq: Callable, dim: Optional[int]) -> None:
+        """The upper-tail change-of-measure check (:func:`.input_checks.check_upper_tails`)
+        on :data:`TAIL_CHECK_N` draws of each sampler (divided by the output dimension
+        for vector outputs, at least 65,536), drawn in chunks; whatever ``symmetric``
+        says."""
+        total = TAIL_CHECK_N if dim is None else max(1 << 16, TAIL_CHECK_N // dim)
+        chunk = max(1024, (1 << 21) // (dim or 1))
+        out = {}
+        for which, fn in (("p", s_p), ("q", s_q)):
+            parts, left = [], total
+            while left > 0:
+                size = min(chunk, left)
+                w = call_sampler(fn, rng, size, f"sample_{which}")
+                with np.errstate(invalid="ignore"):
+                    loss = call_logdensity(logp, w, "logp") - call_logdensity(logq, w, "logq")
+                parts.append(np.nan_to_num(loss if which == "p" else -loss, nan=0.0,
+                                             posinf=np.inf, neginf=-np.inf))
+                left -= size
+            out[which] = np.concatenate(parts)
+        check_upper_tails(self.name, out["p"], out["q"])
 
     def _quadrature_check(self) -> dict:
         """1-D outputs: integrate ``exp(logp)`` and ``exp(logq)``; warn if they differ.
