@@ -104,6 +104,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
                         f"{plan.pilot_n:,} whose width was {plan.pilot_width:.4g}, corrected "
                         "by simulating the counts of the full run; an estimate, not a "
                         "guarantee)")
+            if plan.n_per_direction is not None:
+                nd = plan.n_per_direction
+                text.append(f"  per direction: remove {nd['remove']:,}, add {nd['add']:,} "
+                            f"(--n-samples {nd['remove']},{nd['add']}: each direction's own "
+                            "pilot width extrapolated; the interval of the maximum is no "
+                            "wider than the widest direction's)")
     if pred is not None:
         text.append(f"predicted certified width at n = {pred.n:,}: {pred.width:.4g} (median "
                     f"of {len(pred.widths)} simulated runs from {pred.source} bin "
@@ -117,6 +123,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                "tail_bounds": tails, "n_min_without_tail_bounds": n_plain,
                "total_draws_min": n_min * hists, "target_width": args.target_width,
                "n_target": n_target,
+               "n_per_direction": None if plan is None else plan.n_per_direction,
                "pilot_n": None if plan is None else plan.pilot_n,
                "pilot_width": None if plan is None else plan.pilot_width,
                "predicted_n": None if pred is None else pred.n,

@@ -134,7 +134,10 @@ def composition_lines(s: Setup, acc: Any) -> List[str]:
                 f"{'deterministic batches' if d['upper'] == 'deterministic' else 'none'}; "
                 f"eps_error={d['eps_error']:g})")
     else:
-        head = (f"sampled accountant (n_samples={d['n_samples']:,}, alpha={d['alpha']:g}, "
+        n = d["n_samples"]
+        n = (f"{n:,}" if isinstance(n, int) else
+             f"remove {n['remove']:,} / add {n['add']:,}")
+        head = (f"sampled accountant (n_samples={n}, alpha={d['alpha']:g}, "
                 f"certify={d['certify']}, seed={d['seed']})")
     if d.get("neighbouring", "add_remove") != "add_remove":
         head += f", {d['neighbouring']} neighbours"

@@ -52,6 +52,16 @@ def _arg_int(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _arg_n_samples(text: str) -> "int | tuple":
+    """``N`` (both directions) or ``N_REMOVE,N_ADD``."""
+    parts = text.split(",")
+    if len(parts) not in (1, 2):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give N (both directions) or N_REMOVE,N_ADD, e.g. 2e6,5e5")
+    vals = tuple(_arg_int(x.strip()) for x in parts)
+    return vals[0] if len(vals) == 1 else vals
+
+
 _MAIN_EPILOG = """\
 mechanisms ("<kind> key=value ...", parameters in any order):
 {kinds}
@@ -144,8 +154,9 @@ def _add_composition_args(p: argparse.ArgumentParser, *, accountant: bool = True
                    help="analytic: additive delta error budget (default 1e-10)")
     a.add_argument("--max-grid-size", type=_arg_int, metavar="G",
                    help="analytic: largest FFT grid, ~24 bytes a point (default 2**26)")
-    a.add_argument("--n-samples", type=_arg_int, metavar="N",
-                   help="sampled: privacy-loss draws per mechanism and direction")
+    a.add_argument("--n-samples", type=_arg_n_samples, metavar="N",
+                   help="sampled: privacy-loss draws per mechanism and direction (N, or "
+                        "N_REMOVE,N_ADD for one per direction)")
     a.add_argument("--alpha", type=_arg_float, help="sampled: failure probability (1e-9)")
     a.add_argument("--seed", type=_arg_int, help="sampled: root seed (0)")
     a.add_argument("--certify", choices=("envelope", "seed"),

@@ -38,6 +38,8 @@ from .alternatives import Alternatives, has_alternatives
 from .envelope_strategy import EnvelopeMethod, bounds_of_state, pick
 from .fixed_size_ends import bracketed, end_pairs, ends
 from .histogram_bank import HistogramBank, key_of
+from .sample_sizes import as_given, per_direction
+from .sample_sizes import describe as describe_n
 from .seed_strategy import SeedMethod
 from .tail_inputs import as_loss_range, as_renyi
 
@@ -54,8 +56,10 @@ class SampledAccountant(PrivacyAccountant):
 
     Parameters
     ----------
-    n_samples : int
-        Privacy-loss draws per mechanism and direction.  A finite bound on
+    n_samples : int, pair or mapping
+        Privacy-loss draws per mechanism and direction: one int for both directions, or
+        ``(n_remove, n_add)`` / ``{"remove": n_remove, "add": n_add}``
+        (:mod:`.sample_sizes`; :func:`~.planner.plan_samples` proposes both).  A finite bound on
         :math:`\varepsilon(\delta)` for ``k`` compositions needs roughly
         ``n > k ln((2 bins + 3) H / alpha) / delta`` with ``H`` the number of
         histograms (one per mechanism and sampled direction)
@@ -133,7 +137,9 @@ class SampledAccountant(PrivacyAccountant):
                  device: Optional[str] = None, shard_size: int = DEFAULT_SHARD_SIZE,
                  threads_per_task: int = 1, neighbouring: object = "add_remove",
                  tail_bounds: bool = True) -> None:
-        self.n_samples = v.positive_int("n_samples", n_samples)
+        self._n = per_direction(n_samples)
+        #: one int (both directions) or ``{"remove": ..., "add": ...}``
+        self.n_samples = as_given(self._n)
         self.alpha = v.in_interval("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
         if certify not in ("envelope", "seed"):
             raise ValueError(f"certify must be 'envelope' or 'seed', got {certify!r}")
@@ -156,7 +162,7 @@ class SampledAccountant(PrivacyAccountant):
                              "histogram is a grid of that many points; lower bins or raise "
                              "max_grid")
         self._bank = HistogramBank(
-            n_samples=self.n_samples, alpha=self.alpha, bins=self.bins, max_grid=self.max_grid,
+            n_samples=dict(self._n), alpha=self.alpha, bins=self.bins, max_grid=self.max_grid,
             progress=progress, seed=seed, neighbouring=neighbouring, backend=backend,
             device=device, shard_size=shard_size, threads_per_task=threads_per_task,
             executor=executor, checkpoint=checkpoint, tail_bounds=tail_bounds)
@@ -200,6 +206,10 @@ class SampledAccountant(PrivacyAccountant):
         self._alt_cache = None
         self._bank.record(mechanism, count, side)
         return self
+
+    def n_for(self, direction: str) -> int:
+        """Draws per histogram of ``direction`` (``"remove"`` or ``"add"``)."""
+        return self._n[as_direction(direction).value]
 
     @property
     def composition(self) -> tuple[tuple[object, int], ...]:
@@ -273,7 +283,7 @@ class SampledAccountant(PrivacyAccountant):
     def describe(self) -> str:
         """How this accountant computes its intervals, in a few lines."""
         comp = self.composition
-        lines = [f"SampledAccountant(n_samples={self.n_samples:,}, alpha={self.alpha:g}, "
+        lines = [f"SampledAccountant(n_samples={describe_n(self._n)}, alpha={self.alpha:g}, "
                  f"certify={self.certify!r}, neighbouring={self.neighbouring.value!r}): "
                  f"{sum(c for _, c in comp):,} mechanisms, {len(comp)} distinct",
                  "method: privacy-loss samples per mechanism and direction; "
@@ -384,5 +394,5 @@ class SampledAccountant(PrivacyAccountant):
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{m!r} x{c}" for m, c in self.composition)
-        return (f"SampledAccountant(n_samples={self.n_samples:,}, alpha={self.alpha:g}, "
+        return (f"SampledAccountant(n_samples={describe_n(self._n)}, alpha={self.alpha:g}, "
                 f"certify={self.certify!r}; {parts or 'nothing composed'})")

@@ -20,7 +20,7 @@ reduction, :mod:`sampledprv.rdp.allocation_reduction`), the accountant certifies
   of the tilted law :math:`P_a` (:mod:`.tilted`), at ``alpha / 3`` (then every sampled
   bound gets ``alpha / 3``), the add direction taken from the own envelopes.  The order
   is the one that minimises the RDP conversion at the query (the Chernoff-optimal
-  order), capped by what the law can store; ``max(n_samples // 10, 1000)`` draws.
+  order), capped by what the law can store; ``max(n_remove // 10, 1000)`` draws (``n_remove`` the remove direction's ``n_samples``).
 
 By the union bound all hold together with probability at least ``1 - alpha``, so the
 interval ``[max of the lower ends, min of the upper ends]`` does; its ``method`` names
@@ -94,7 +94,7 @@ class Alternatives:
         self.reduction_name = "; ".join(names)
         self._replaced = replaced
         self._make_inner = make_inner
-        self._n_tilted = max(outer.n_samples // 10, 1000)
+        self._n_tilted = max(outer.n_for("remove") // 10, 1000)
         self._seed = int(bank.seed_value)
         self._inner: Optional[Any] = None
         self._rdp: Optional[Any] = None

@@ -88,7 +88,8 @@ class HistogramBank:
                  progress: Optional[bool], seed: int, neighbouring: object, backend: str,
                  device: Optional[str], shard_size: int, threads_per_task: int,
                  executor: object, checkpoint: object, tail_bounds: bool) -> None:
-        self.n_samples = n_samples
+        #: draws per histogram, by direction (``{"remove": n, "add": n}``)
+        self.n_samples = dict(n_samples)
         self.alpha = alpha
         self.bins = bins
         self.max_grid = max_grid
@@ -243,10 +244,10 @@ class HistogramBank:
             lr = (-math.inf, math.inf) if tb is None else (tb.lo, tb.hi_eff)
             cond = self.conditional(mech, dd)
             src = self.pair(mech) if cond is None else cond.statistic
-            lo, h, nb = choose_window(src, dd, self.n_samples, self.bins_now(),
+            lo, h, nb = choose_window(src, dd, self.n_for(dd), self.bins_now(),
                                       np.random.default_rng(ch[j]), lr)
             jobs.append(self.job(key, mech, dd, "env" if cond is None else "cond-env",
-                                  self.n_samples, lo, h, nb, ch[j + 1], source=src))
+                                  self.n_for(dd), lo, h, nb, ch[j + 1], source=src))
             hks.append(hk)
         if not jobs:
             return
@@ -322,6 +323,10 @@ class HistogramBank:
         level = min(self.alpha, CHECK_LEVEL)
         tb.check_samples(lower_envelope(hist, level), d, level)
 
+    def n_for(self, direction: str) -> int:
+        """Draws per histogram of ``direction``."""
+        return self.n_samples[direction]
+
     def check_n(self, delta: float, n_hist: int) -> None:
         k = sum(c for key, (m, c) in self.entries.items()
                 if not isinstance(m, EmpiricalPRV)
@@ -329,9 +334,10 @@ class HistogramBank:
         if k == 0:
             return
         need = min_samples(k, delta, alpha=self.alpha, bins=self.bins_now(), histograms=n_hist)
-        if self.n_samples < need:
+        n_least = min(self.n_for(d) for d in self.directions())
+        if n_least < need:
             warn_user(AdvisedWarning(
-                f"n_samples={self.n_samples:,} cannot give a finite upper bound on epsilon at "
+                f"n_samples={n_least:,} cannot give a finite upper bound on epsilon at "
                 f"delta={delta:g} for {k} compositions (alpha={self.alpha:g}): the unseen tail "
                 f"alone exceeds delta below n = {need:,} (a Renyi bound, renyi=, or a loss "
                 "range, loss_range=, for the mechanisms without one removes the floor)",

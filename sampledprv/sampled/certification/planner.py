@@ -32,12 +32,19 @@ class SamplePlan:
     prediction: Optional[object] = None
     #: where the unseen tail is bounded without samples (None: the floor applies)
     tail_bound: Optional[str] = None
+    #: ``{"remove": n, "add": n}`` when the two directions need different ``n`` for the
+    #: target width (each extrapolated from its own pilot width; :func:`per_direction_n`);
+    #: give it to ``SampledAccountant(n_samples=...)``
+    n_per_direction: Optional[dict] = None
 
     def __str__(self) -> str:
         s = f"no finite upper bound below n = {self.n_min:,}" if self.tail_bound is None \
             else f"no sample floor (unseen tail bounded by {self.tail_bound})"
         if self.n_target is not None:
             s += f"; about n = {self.n_target:,} for the target width ({self.note})"
+        if self.n_per_direction is not None:
+            s += ("; per direction: remove {remove:,}, add {add:,} "
+                  "(n_samples={{'remove': ..., 'add': ...}})".format(**self.n_per_direction))
         if self.prediction is not None:
             s += f"; {self.prediction}"
         return s
@@ -89,7 +96,33 @@ def plan_samples(mechanism: object, count: int, delta: float, *, alpha: float = 
                          mesh0=mesh, alpha=alpha, bins=bins, sims=sims, seed=seed,
                          workers=workers, pilot_n=min(max(pilot_n, n_t // 100), 10**8),
                          renyi=renyi, loss_range=loss_range)
+    n_raw = n_t
     if math.isfinite(pred.width):
         n_t = max(pred.n, n_min)
     return SamplePlan(n_min, n_t, n0, iv.width, f"extrapolated from a pilot of n = {n0:,} "
-                      "and corrected by simulating the counts of the full run", pred, tail)
+                      "and corrected by simulating the counts of the full run", pred, tail,
+                      per_direction_n(iv, n0, mesh, target_width, n_min, n_t / n_raw))
+
+
+def per_direction_n(iv: object, n0: int, mesh: float, target_width: float, n_min: int,
+                    correction: float = 1.0) -> Optional[dict]:
+    r"""``n`` per direction for a target width, or ``None`` when one ``n`` serves both.
+
+    The interval of the maximum over directions is ``[max_d lo_d, max_d up_d]``, and
+    :math:`\max_d up_d - \max_d lo_d \le up_j - lo_j` for ``j`` the direction of the
+    largest upper end.  So the target width is met once every direction's own interval
+    is that narrow: each direction's ``n`` is extrapolated from its own pilot width
+    (:func:`~.prediction.samples_for_width`, times the simulation's ``correction`` of the
+    common ``n``).  A direction whose pilot interval is already narrower needs fewer
+    draws.  An estimate, like the common ``n``."""
+    per = iv.details.get("per_direction") if hasattr(iv, "details") else None
+    if not isinstance(per, dict) or set(per) != {"remove", "add"}:
+        return None
+    out = {}
+    for d, t in per.items():
+        lo, up = float(t[0]), float(t[2])
+        if not math.isfinite(up):
+            return None
+        n_d = samples_for_width(n0, up - lo, mesh, target_width)
+        out[d] = max(int(math.ceil(n_d * max(correction, 0.0))), n_min, 1)
+    return None if out["remove"] == out["add"] else out

@@ -34,7 +34,8 @@ def seed_bounds(acc, delta_ref: float) -> tuple[dict, dict]:
     # alpha: half to the fine envelopes (bounding P[|sum Y| >= L - t]), half to the
     # Clopper-Pearson bounds on P[|Y_i| >= L] (one test per histogram)
     env_b, _ = acc._envelope_bounds(None, alpha=acc.alpha / 2)
-    n_half = acc.n_samples // 2
+    # the window and the default parameters from the smaller direction (conservative)
+    n_half = min(acc.n_for(d) for d in dirs) // 2
     L = acc.seed_params.get("L")
     if L is None:
         top = max(float(np.max(np.abs(b.up.values))) for b in env_b.values())
@@ -54,9 +55,10 @@ def seed_bounds(acc, delta_ref: float) -> tuple[dict, dict]:
             mech = acc._bank.entries[kk][0]
             ch = acc._bank.children(kk)
             j = 4 if d == "remove" else 6
-            jobs += [acc._bank.job(kk, mech, d, f"seed1-m{m}-h{h!r}", n_half, -L_eff, h,
+            n_d = acc.n_for(d) // 2
+            jobs += [acc._bank.job(kk, mech, d, f"seed1-m{m}-h{h!r}", n_d, -L_eff, h,
                                2 * m + 1, ch[j]),
-                     acc._bank.job(kk, mech, d, f"seed2-m{m}-h{h!r}", n_half, -L_eff, h / fine,
+                     acc._bank.job(kk, mech, d, f"seed2-m{m}-h{h!r}", n_d, -L_eff, h / fine,
                                (2 * m + 1) * fine, ch[j + 1])]
             sks.append(sk)
     if jobs:

@@ -418,7 +418,7 @@ class SplicedSymmetricPair:
         """Sample the member's two histograms on one window with the settings of ``bank``
         (the :class:`~.histogram_bank.HistogramBank` of an inner accountant of a
         bracketed composition) and splice them."""
-        n, bins = bank.n_samples, bank.bins_now()
+        n, bins = min(bank.n_for("remove"), bank.n_for("add")), bank.bins_now()
         root = np.random.SeedSequence([int(bank.seed_value), 0x5B1CE, int(index)])
         seeds = root.spawn(4)
         wins = [choose_window(self.member, d, n, bins, np.random.default_rng(seeds[i]))
