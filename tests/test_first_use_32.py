@@ -86,3 +86,20 @@ def test_accountant_accepts_neighboring_spelling():
     assert a.neighbouring == b.neighbouring and a.epsilon(1e-5) == b.epsilon(1e-5)
     with pytest.raises(ValueError, match="not both"):
         sp.Accountant(neighbouring="substitute", neighboring="add_remove")
+
+
+# ---- Opacus' and dp-accounting's spelling of the Gaussian's noise ---------------------------
+
+def test_gaussian_takes_noise_multiplier():
+    """``noise_multiplier`` is sigma / sensitivity (Opacus' clipping-norm units)."""
+    assert sp.Gaussian(noise_multiplier=1.5) == sp.Gaussian(1.5)
+    assert sp.Gaussian(noise_multiplier=0.5, sensitivity=2.0) == sp.Gaussian(1.0, 2.0)
+    with pytest.raises(ValueError, match="not both"):
+        sp.Gaussian(1.0, noise_multiplier=1.0)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        sp.Gaussian()
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        sp.Gaussian(noise_multiplier=-1.0)
+    acc = sp.Accountant().compose(sp.Gaussian(noise_multiplier=2.0), 4)
+    assert acc.epsilon(1e-5).upper == sp.Accountant().compose(sp.Gaussian(2.0), 4).epsilon(
+        1e-5).upper

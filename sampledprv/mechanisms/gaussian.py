@@ -11,8 +11,8 @@ per-record add/remove bound), so the worst pair is the same noise with sensitivi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Dict
+from dataclasses import KW_ONLY, InitVar, dataclass
+from typing import Any, Dict, Optional
 
 from ..core import validation as v
 from ..core.law import LossDistribution
@@ -41,13 +41,31 @@ class Gaussian(Mechanism):
         ``mu = sensitivity / sigma`` matters: the privacy loss is
         :math:`N(\mu^2/2, \mu^2)` in both directions.  Under the substitution relation
         the accountants use ``2 * sensitivity``.
+    noise_multiplier : float, keyword only
+        Opacus' and dp-accounting's spelling, in units of the sensitivity (the clipping
+        norm): ``Gaussian(noise_multiplier=z, sensitivity=C)`` is
+        ``Gaussian(sigma=z * C, sensitivity=C)``.  Give it or ``sigma``, not both.
     """
 
-    sigma: float
+    sigma: Optional[float] = None
     sensitivity: float = 1.0
+    _: KW_ONLY
+    noise_multiplier: InitVar[Optional[float]] = None
     symmetric = True
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, noise_multiplier: Optional[float] = None) -> None:
+        if noise_multiplier is not None:
+            z = v.positive("noise_multiplier", noise_multiplier)
+            if self.sigma is not None:
+                raise ValueError(
+                    f"give sigma= or noise_multiplier= (Opacus' name for sigma / "
+                    f"sensitivity), not both: got sigma={self.sigma!r}, "
+                    f"noise_multiplier={noise_multiplier!r}")
+            object.__setattr__(self, "sigma", z * v.positive("sensitivity", self.sensitivity))
+        if self.sigma is None:
+            raise ValueError("Gaussian needs sigma= (the noise standard deviation, in the "
+                             "units of the query) or noise_multiplier= (sigma / sensitivity, "
+                             "Opacus' name)")
         object.__setattr__(self, "sigma", v.positive("sigma", self.sigma))
         object.__setattr__(self, "sensitivity", v.positive("sensitivity", self.sensitivity))
         mu = self.sensitivity / self.sigma
