@@ -229,3 +229,32 @@ def test_things_that_cannot_run_are_refused_with_the_limit():
         sp.BallsAndBins(1.0, steps=10 ** 12)
     sp.Shuffled(sigma=0.5, steps=3)
     sp.BallsAndBins(1.0, steps=10 ** 6)
+
+
+# ---- a conditional envelope that would take hours is refused; minutes warn ---------------
+
+def test_conditional_envelope_work_is_refused_or_warned_with_the_fix(monkeypatch):
+    """``compose(BallsAndBins(1.0, 3), 10**6)`` ran on for many minutes without a word:
+    its conditional envelope has 3.6e6 lattice points times about 4096 points of the bulk
+    statistic, three times (about 4.4e10 normal-CDF evaluations).  The work is checked
+    before it starts (limits lowered here so that the test is fast)."""
+    import warnings
+
+    from sampledprv.sampled.certification import conditional
+    real_warn, real_refuse = conditional._WARN_WORK, conditional._REFUSE_WORK
+    conditional._envelopes.clear()
+    monkeypatch.setattr(conditional, "_REFUSE_WORK", 1e6)
+    acc = sp.SampledAccountant(20_000, alpha=1e-3, seed=0, progress=False)
+    with pytest.raises(ValueError, match=r"above the limit .*bins=2\*\*15"):
+        acc.compose(sp.BallsAndBins(1.0, 3), 10).epsilon(1e-3)
+    conditional._envelopes.clear()
+    monkeypatch.setattr(conditional, "_REFUSE_WORK", 1e12)
+    monkeypatch.setattr(conditional, "_WARN_WORK", 1e6)
+    acc = sp.SampledAccountant(20_000, alpha=1e-3, seed=0, progress=False)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        acc.compose(sp.BallsAndBins(1.0, 3), 10).epsilon(1e-3)
+    assert any("minutes on one core" in str(w.message) for w in got)
+    # the measured case (count 10**6: 3,612,452 lattice points, about 3 x 4096 points of
+    # the bulk statistic) warns with the real limits and is not refused
+    assert real_warn < 3_612_452 * 3 * 4096 < real_refuse

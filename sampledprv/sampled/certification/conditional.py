@@ -48,6 +48,7 @@ from ...engine import LatticePMF
 from ...rdp._rounding import up
 from ...rdp.allocation import log_multinomial_moment
 from ..draws import allocation as al
+from ...core.advice import AdvisedWarning, Remedy, warn_user
 from ...core.progress import phase
 from ..histograms.empirical import estimate_pmf
 from ..histograms.histogram import LossHistogram, coarsen
@@ -371,6 +372,7 @@ class ConditionalRemove:
                                        hist.lo)),
                              float(s_up.max() if s_up.size else hist.lo))
         j0, j1 = math.floor(lo / h), math.ceil(hi / h)
+        _check_work((j1 - j0 + 1) * (s_up.size + s_lo.size + s_es.size), j1 - j0 + 1, h)
         y = np.arange(j0, j1 + 1) * h
         lt = math.log(self.steps)
         sf_up = _sf(y, s_up, w_up, p_up, self.mu, lt)
@@ -393,6 +395,32 @@ class ConditionalRemove:
         e[1:] = sf_m[1:-1] - sf_m[2:]
         estimate = LatticePMF(np.clip(e, 0.0, None), j0, h, 0.0, p_inf=float(sf_m[-1]))
         return Envelope(upper, lower, estimate, alpha)
+
+
+#: normal-CDF evaluations of one conditional envelope above which it warns (about two
+#: minutes on one core at the measured ~7e7 per second) and above which it is refused
+#: (about four hours)
+_WARN_WORK = 1e10
+_REFUSE_WORK = 1e12
+
+
+def _check_work(work: int, points: int, h: float) -> None:
+    """Warn before a conditional envelope that will take minutes; refuse one that would
+    take hours, naming the limit and the fix (the envelope's lattice has ``points``
+    points of mesh ``h``, set by the accountant's ``bins``, which grow with the number of
+    compositions when ``bins="auto"``)."""
+    what = (f"the balls-and-bins conditional envelope needs {work:.2g} normal-CDF "
+            f"evaluations ({points:,} lattice points of mesh {h:.3g} times the points of the "
+            "bulk statistic's envelopes)")
+    fix = [Remedy("bins", "set", float(2**15), "SampledAccountant",
+                  "a coarser mesh: fewer lattice points (the rounding width k*h grows)")]
+    if work > _REFUSE_WORK:
+        raise ValueError(f"{what}, above the limit {_REFUSE_WORK:.0e} (hours on one core): "
+                         "set SampledAccountant(bins=2**15) or smaller for a coarser mesh, or "
+                         "compose fewer epochs")
+    if work > _WARN_WORK:
+        warn_user(AdvisedWarning(f"{what}: about {work / 7e7 / 60:.0f} minutes on one core",
+                                 fix))
 
 
 _envelopes: "OrderedDict[tuple, Envelope]" = OrderedDict()
