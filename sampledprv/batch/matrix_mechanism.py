@@ -34,7 +34,7 @@ from ..core import validation as v
 from ..mechanisms.base import Mechanism
 from ..mechanisms.registry import CliKind, Family, register
 from ..rdp import matrix_moments as mm
-from ..rdp._rounding import up
+from ..core.outward import up
 from ..rdp.divergence import register_divergence
 from ..rdp.sampled_gaussian import sampled_gaussian_renyi
 from ..sampled.certification.conditional import ConditionalRemove

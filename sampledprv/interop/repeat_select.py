@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from ..rdp import delta_from_rdp
-from ..rdp._rounding import up
+from ..core.outward import up
 
 __all__ = ["repeat_and_select_rdp", "truncated_negative_binomial_gamma"]
 

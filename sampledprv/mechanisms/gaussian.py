@@ -16,7 +16,7 @@ from typing import Any, Dict, Optional
 
 from ..core import validation as v
 from ..core.law import LossDistribution
-from ._outward import up
+from ..core.outward import up
 from ..core.formatting import spec_number as _g
 from .base import doubled_under_substitution, Mechanism
 from .registry import CliKind, Family, register

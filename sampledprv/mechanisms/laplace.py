@@ -17,7 +17,7 @@ from ..core import validation as v
 import math
 
 from ..core.law import LossDistribution
-from ._outward import up
+from ..core.outward import up
 from .base import doubled_under_substitution, Mechanism
 from ..core.formatting import spec_number as _g
 from .gaussian import _sens

@@ -17,7 +17,7 @@ from typing import Any, Dict
 
 from ..core import validation as v
 from ..core.law import LossDistribution
-from ._outward import up
+from ..core.outward import up
 from .base import Mechanism, NeighbouringRelation
 from ..core.formatting import spec_number as _g
 from .registry import CliKind, Family, register

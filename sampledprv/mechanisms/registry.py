@@ -126,7 +126,7 @@ class Family:
         A certified upper bound on the Renyi divergence of order ``order > 1`` of the
         canonical pair: :math:`D_\alpha(P_0\|Q_0)` for ``"remove"``,
         :math:`D_\alpha(Q_0\|P_0)` for ``"add"`` (rounded outward,
-        :mod:`._outward`; ``inf`` when infinite); raises :class:`ValueError` for a spec
+        :mod:`sampledprv.core.outward`; ``inf`` when infinite); raises :class:`ValueError` for a spec
         it cannot bound.  :func:`sampledprv.rdp.renyi_divergence` dispatches to it.
     renyi_costly : bool
         The bound is expensive (quadrature): the subsampling sums of

@@ -17,7 +17,7 @@ import numpy as np
 from ..core import validation as v
 from ..mechanisms import GeneralizedGaussian, Mechanism
 from .conversion import delta_from_rdp, epsilon_from_rdp
-from ._rounding import up
+from ..core.outward import up
 from .divergence import DIRECTIONS, renyi_divergence
 
 __all__ = ["DEFAULT_ORDERS", "RdpAccountant", "rdp_curve"]

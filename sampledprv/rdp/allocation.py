@@ -45,7 +45,7 @@ so the add loss :math:`-\log(P/Q) \le -\tfrac kT\sum_t\ell(x_t)` with
 
 Orders that are not integers (remove direction) are bounded by the chord of the
 convex :math:`(\alpha-1)D_\alpha` between the neighbouring integers.  Every value is
-rounded up (:mod:`._rounding`).
+rounded up (:mod:`sampledprv.core.outward`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from ..mechanisms import Gaussian
-from ._rounding import up
+from ..core.outward import up
 from .divergence import renyi_divergence
 from .allocation_reduction import block_counts
 from .occupancy import affordable, occupancy_log_moment

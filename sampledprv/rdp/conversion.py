@@ -30,13 +30,13 @@ from typing import Sequence
 import numpy as np
 
 from ..core import validation as v
-from ._rounding import REL, up
+from ..core.outward import REL, up
 
 __all__ = ["epsilon_from_rdp", "delta_from_rdp"]
 
 
 def up_margin(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """The outward margin of :func:`~._rounding.up` per element: ``REL * max(|x|, scale)``
+    """The outward margin of :func:`~sampledprv.core.outward.up` per element: ``REL * max(|x|, scale)``
     (0 where ``x`` is not finite)."""
     with np.errstate(invalid="ignore"):
         m = REL * np.maximum(np.abs(x), scale) + 1e-300

@@ -35,7 +35,7 @@ Per spec (all cover both directions):
   Gaussian base by the certified series of :mod:`sampledprv.rdp.sampled_gaussian`).
 
 ``ApproxDP`` with ``delta > 0`` has infinite Renyi divergence and is refused.  Every
-floating-point result is rounded up (:mod:`._rounding`).
+floating-point result is rounded up (:mod:`sampledprv.core.outward`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from typing import Callable, Dict, Optional, Tuple
 from ..core import validation as v
 from ..mechanisms import Gaussian, GGNMax, Mechanism, PoissonSubsampled
 from ..mechanisms.registry import family_of
-from ._rounding import up
+from ..core.outward import up
 from .gg_quadrature import gg_renyi_bounds
 from .sampled_gaussian import sampled_gaussian_renyi
 from .subsampled import (chord_bound, integer_order, subsampled_fractional_bound,

@@ -32,7 +32,7 @@ from typing import Tuple
 
 import numpy as np
 
-from ._rounding import down, up
+from ..core.outward import down, up
 from .gg_quadrature import _mode
 
 __all__ = ["gg_excess_bounds", "gg_excess_bounds_many", "gg_renyi_bounds_fine", "QuadratureOverflow"]

@@ -25,7 +25,7 @@ Tails: for :math:`t \ge R \ge \delta`, :math:`\varphi(t) \le -t^\beta` and
 :math:`t = -u \le -U`, :math:`\varphi \le -c\,u^\beta` with
 :math:`c = a - (a-1)(1+\delta/U)^\beta > 0`, giving
 :math:`e^{-cU^\beta}/(c\beta U^{\beta-1})`.  Every exponent carries a floating-point
-margin and the result is rounded outward (:mod:`sampledprv.rdp._rounding`).
+margin and the result is rounded outward (:mod:`sampledprv.core.outward`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from ._rounding import down, up
+from ..core.outward import down, up
 
 __all__ = ["gg_renyi_bounds"]
 

@@ -34,7 +34,7 @@ from typing import Tuple
 
 import numpy as np
 
-from ._rounding import up
+from ..core.outward import up
 from ..mechanisms.generalized_gaussian_vector import MAX_DIMENSION, GeneralizedGaussianVector
 from .divergence import register_divergence
 from .gg_excess import QuadratureOverflow, gg_excess_bounds_many

@@ -42,7 +42,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._rounding import up
+from ..core.outward import up
 
 __all__ = ["MAX_VECTORS", "exact_fixed_bin_log_moment", "split_fixed_bin_log_moment",
            "renewal_log_moment", "add_divergence", "chord"]

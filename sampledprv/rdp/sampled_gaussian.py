@@ -66,7 +66,7 @@ the magnitudes of everything entering :math:`L_i` (including the sensitivity of
 mpmath in the tests), so each term is accurate to the relative error
 :math:`\delta_i = \exp(64\epsilon_{mach}M_i) - 1`; the terms are summed exactly rounded
 (``math.fsum``) and :math:`\sum_i|\text{term}_i|\delta_i` is added.  The result is then
-rounded up by :func:`sampledprv.rdp._rounding.up`.
+rounded up by :func:`sampledprv.core.outward.up`.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
-from ._rounding import up
+from ..core.outward import up
 
 __all__ = ["sampled_gaussian_log_moment", "sampled_gaussian_renyi"]
 

@@ -75,7 +75,7 @@ from typing import Callable
 import numpy as np
 from scipy.special import gammaln
 
-from ._rounding import up
+from ..core.outward import up
 
 __all__ = ["subsampled_remove_bound", "subsampled_general_bound", "integer_order",
            "subsampled_fractional_bound", "chord_bound"]

@@ -45,7 +45,7 @@ import numpy as np
 from scipy import special
 
 from ...engine import LatticePMF
-from ...rdp._rounding import up
+from ...core.outward import up
 from ...rdp.allocation import log_multinomial_moment
 from ..draws import allocation as al
 from ...core.advice import AdvisedWarning, Remedy, warn_user

@@ -1,8 +1,8 @@
 """Outward rounding of floating-point results that are promised as bounds.
 
-Used by the families' Renyi divergences (:attr:`~.registry.Family.renyi`) and by
-:mod:`sampledprv.rdp`; it lives here, the lower layer, so that a family module can round
-its own bound.
+Used by the families' Renyi divergences (:attr:`~sampledprv.mechanisms.registry.Family.renyi`),
+by :mod:`sampledprv.rdp` and by the sampled certification; it lives in ``core``, the
+lowest layer, so that every module that promises a bound rounds it the same way.
 """
 
 from __future__ import annotations
