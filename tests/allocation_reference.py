@@ -62,3 +62,27 @@ def balls_and_bins_delta(eps: float, sigma: float, T: int, direction: str,
         b = float(sum(math.exp(mu * x[i] - m) for i in idx))
         total += wt * _inner(eps, b, mu, T, direction)
     return total
+
+
+def brute_occupancy_moment(T: int, k: int, a: int, mu: float) -> float:
+    r""":math:`\log E_Q[(P/Q)^a]` of one epoch of ``k``-of-``T`` allocation with Gaussian
+    steps of ``mu``, by listing every ``a``-tuple of ``k``-subsets (small cases only):
+    :math:`|\mathcal S|^{-a} \sum \exp(\mu^2 \sum_{i<j} |S_i \cap S_j|)`."""
+    subs = list(itertools.combinations(range(T), k))
+    tot = 0.0
+    for S in itertools.product(subs, repeat=a):
+        pairs = sum(len(set(S[i]) & set(S[j])) for i in range(a) for j in range(i + 1, a))
+        tot += math.exp(pairs * mu * mu)
+    return math.log(tot / len(subs) ** a)
+
+
+def coverage_misses(make_accountant, eps: float, refs: dict, seeds: int = 300) -> dict:
+    """Per direction, how many of ``seeds`` accountants (``make_accountant(seed)``) give a
+    ``delta(eps)`` interval that misses ``refs[direction]``."""
+    miss = {d: 0 for d in refs}
+    for seed in range(seeds):
+        acc = make_accountant(seed)
+        for d in miss:
+            iv = acc.delta(eps, direction=d)
+            miss[d] += not (iv.lower <= refs[d] <= iv.upper)
+    return miss

@@ -12,6 +12,7 @@ from sampledprv.batch.random_allocation import BallsAndBins, RandomAllocation
 from sampledprv.rdp import allocation as ra
 from sampledprv.rdp.allocation import reduction_log_moment
 from sampledprv.rdp.allocation_reduction import block_sizes
+from allocation_reference import brute_occupancy_moment
 
 
 @pytest.mark.parametrize("T,k", [(4, 2), (5, 2), (7, 3), (6, 6), (9, 1)])
@@ -76,19 +77,12 @@ def test_pointwise_jensen_against_brute_force(T, k):
         assert np.all(f(exact) <= f(ratios).mean(axis=0) * (1 + 1e-12) + 1e-15)
 
 
-def _brute_moment(T, k, a, mu):
-    subs = list(itertools.combinations(range(T), k))
-    tot = 0.0
-    for S in itertools.product(subs, repeat=a):
-        pairs = sum(len(set(S[i]) & set(S[j])) for i in range(a) for j in range(i + 1, a))
-        tot += math.exp(pairs * mu * mu)
-    return math.log(tot / len(subs) ** a)
 
 
 @pytest.mark.parametrize("T,k,a", [(4, 2, 2), (4, 2, 4), (5, 2, 3), (6, 3, 3)])
 def test_reduction_moment_above_brute_force(T, k, a):
     g = sp.Gaussian(1.1)
-    exact = _brute_moment(T, k, a, g.mu)
+    exact = brute_occupancy_moment(T, k, a, g.mu)
     red = reduction_log_moment(a, T, k, g)
     assert red >= exact
     assert red == pytest.approx(sum(ra.remove_log_moment(a, s, 1, g)

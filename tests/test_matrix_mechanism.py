@@ -15,7 +15,7 @@ import sampledprv as sp
 from sampledprv.batch.matrix_mechanism import MatrixMechanism
 from sampledprv.rdp import matrix_moments as mm
 
-from allocation_reference import balls_and_bins_delta
+from allocation_reference import balls_and_bins_delta, coverage_misses
 
 C4 = tuple(np.array([1, .5, .25, .125]) / np.linalg.norm([1, .5, .25, .125]))
 
@@ -282,12 +282,7 @@ def test_coverage_300_seeds_dp_sgd_fixed_bin(path):
     at most the binomial 0.999-quantile of Bin(300, 0.05) runs."""
     eps = 0.2
     refs = {d: balls_and_bins_delta(eps, 1.0, 2, d, nodes=60) for d in ("remove", "add")}
-    miss = {"remove": 0, "add": 0}
-    for seed in range(300):
-        acc = _coverage_case(seed)
-        for d in miss:
-            iv = acc.delta(eps, direction=d)
-            miss[d] += not (iv.lower <= refs[d] <= iv.upper)
+    miss = coverage_misses(_coverage_case, eps, refs)
     limit = stats.binom.ppf(0.999, 300, 0.05)
     assert all(m <= limit for m in miss.values()), miss
 

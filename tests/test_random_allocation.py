@@ -16,7 +16,7 @@ from sampledprv.rdp import allocation as ra
 from sampledprv.sampled.certification.conditional import TruncationTail, bulk_tail
 from sampledprv.sampled.draws import allocation as al
 
-from allocation_reference import balls_and_bins_delta
+from allocation_reference import balls_and_bins_delta, brute_occupancy_moment, coverage_misses
 
 
 # ---- specs ---------------------------------------------------------------------------------
@@ -96,19 +96,12 @@ def test_elementary_symmetric_polynomial_survives_underflow():
 
 
 # ---- Renyi bounds ----------------------------------------------------------------------------
-def _brute_moment(T, k, a, mu):
-    subs = list(itertools.combinations(range(T), k))
-    tot = 0.0
-    for S in itertools.product(subs, repeat=a):
-        pairs = sum(len(set(S[i]) & set(S[j])) for i in range(a) for j in range(i + 1, a))
-        tot += math.exp(pairs * mu * mu)
-    return math.log(tot / len(subs) ** a)
 
 
 @pytest.mark.parametrize("T,a", [(3, 2), (3, 4), (5, 3)])
 def test_remove_moment_is_exact_for_balls_and_bins(T, a):
     g = sp.Gaussian(0.9)
-    exact = _brute_moment(T, 1, a, g.mu)
+    exact = brute_occupancy_moment(T, 1, a, g.mu)
     got = ra.remove_log_moment(a, T, 1, g)
     assert exact <= got <= exact + 1e-9 * max(1.0, exact)
 
@@ -119,7 +112,7 @@ def test_remove_moment_is_exact_for_k_of_t(T, k, a):
     """selected > 1: the occupancy recursion equals brute-force enumeration of the
     a-tuples of k-subsets, rounded up by at most 1e-9 relative."""
     g = sp.Gaussian(1.1)
-    exact = _brute_moment(T, k, a, g.mu)
+    exact = brute_occupancy_moment(T, k, a, g.mu)
     got = ra.remove_log_moment(a, T, k, g)
     assert exact <= got <= exact + 1e-9 * max(1.0, exact)
 
@@ -231,12 +224,7 @@ def test_coverage_300_seeds_balls_and_bins():
     delta in at most the binomial 0.999-quantile of Bin(300, 0.05) runs."""
     eps = 0.2
     refs = {d: balls_and_bins_delta(eps, 1.0, 2, d, nodes=60) for d in ("remove", "add")}
-    miss = {"remove": 0, "add": 0}
-    for seed in range(300):
-        acc = _coverage_case(seed)
-        for d in miss:
-            iv = acc.delta(eps, direction=d)
-            miss[d] += not (iv.lower <= refs[d] <= iv.upper)
+    miss = coverage_misses(_coverage_case, eps, refs)
     limit = stats.binom.ppf(0.999, 300, 0.05)
     assert all(m <= limit for m in miss.values()), miss
 

@@ -41,7 +41,7 @@ from ..sampled.certification.conditional import ConditionalRemove
 from ..sampled.draws import matrix as dm
 from . import matrix_geometry as geo
 from .matrix_samplers import BMinSep, CyclicPoisson, FixedBin
-from .random_allocation import NoClosedFormError
+from .random_allocation import no_closed_form_law
 
 __all__ = ["MatrixMechanism", "FixedBin", "CyclicPoisson", "BMinSep"]
 
@@ -381,14 +381,6 @@ def _renyi(spec: MatrixMechanism, a: float, direction: str) -> float:
     return best
 
 
-def _no_law(spec: MatrixMechanism):
-    raise NoClosedFormError(
-        f"{spec!r} has no closed-form privacy-loss law, so the analytic Accountant cannot "
-        "account it: use sp.SampledAccountant (its fused sampler and proven Renyi tail "
-        "bounds give certified intervals), e.g. sp.SampledAccountant(n_samples=10**7)."
-        "compose(spec) (count=1: the spec is the whole run)")
-
-
 def _build(p: Dict[str, Any]) -> MatrixMechanism:
     c = p.get("c_col", (1.0,))
     c = c if isinstance(c, tuple) else (float(c),)
@@ -430,7 +422,7 @@ def _format(m: MatrixMechanism) -> str:
 
 FAMILY = register(Family(
     name="matrix_mechanism", types=(MatrixMechanism,),
-    loss_pair=_no_law,
+    loss_pair=no_closed_form_law("spec) (count=1: the spec is the whole run"),
     cli=(CliKind("bandmf", (("sigma",), ("steps",)),
                  ("c_col", "bins", "cycle", "min_sep", "p", "warm"), ("sigma",),
                  "bandmf c_col=1:0.5:0.25 sigma=3 steps=100 bins=10",

@@ -44,7 +44,7 @@ from ..rdp.divergence import register_divergence
 from ..sampled.certification.conditional import ConditionalRemove
 from ..sampled.draws import allocation as al
 
-__all__ = ["RandomAllocation", "BallsAndBins", "NoClosedFormError"]
+__all__ = ["RandomAllocation", "BallsAndBins", "NoClosedFormError", "no_closed_form_law"]
 
 #: most terms ``steps * selected`` of one sampled draw of the loss (memory and time)
 MAX_STEP_TERMS = 10 ** 7
@@ -58,6 +58,19 @@ TAIL_SOURCE = ("proven Renyi bounds of random allocation (remove: exact occupanc
 
 class NoClosedFormError(TypeError, ValueError):
     """A spec whose privacy loss has no closed-form law (sample it instead)."""
+
+
+def no_closed_form_law(compose_call: str):
+    """The ``loss_pair`` hook of a family without a closed-form law: it raises
+    :class:`NoClosedFormError` pointing to the sampled accountant, with ``compose_call``
+    the argument list of the ``compose`` to use (``"spec, count=epochs"``)."""
+    def loss_pair(spec: Any):
+        raise NoClosedFormError(
+            f"{spec!r} has no closed-form privacy-loss law, so the analytic Accountant "
+            "cannot account it: use sp.SampledAccountant (its fused sampler and proven "
+            "Renyi tail bounds give certified intervals), e.g. "
+            f"sp.SampledAccountant(n_samples=10**7).compose({compose_call})")
+    return loss_pair
 
 
 def _step_base(base: Any) -> Any:
@@ -283,14 +296,6 @@ class PlainBallsAndBins(BallsAndBins):
         return None
 
 
-def _no_law(spec: RandomAllocation):
-    raise NoClosedFormError(
-        f"{spec!r} has no closed-form privacy-loss law, so the analytic Accountant cannot "
-        "account it: use sp.SampledAccountant (its fused sampler and proven Renyi tail "
-        "bounds give certified intervals), e.g. sp.SampledAccountant(n_samples=10**7)."
-        "compose(spec, count=epochs)")
-
-
 def _build(p: Dict[str, Any]) -> RandomAllocation:
     base = None
     sens = p.get("sensitivity", 1.0)
@@ -331,7 +336,7 @@ def _format(m: RandomAllocation) -> str:
 
 FAMILY = register(Family(
     name="random_allocation", types=(RandomAllocation, BallsAndBins),
-    loss_pair=_no_law,
+    loss_pair=no_closed_form_law("spec, count=epochs"),
     cli=(CliKind("balls-and-bins", (("sigma", "scale"), ("steps",)),
                  ("sensitivity", "beta"), ("sigma", "scale"),
                  "balls-and-bins sigma=1 steps=100",

@@ -55,6 +55,17 @@ def _log_comb(n: int, k: int) -> float:
     return math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)
 
 
+@njit(cache=True, inline="always")
+def _log_add(acc, x):  # pragma: no cover - numba
+    """``log(exp(acc) + exp(x))`` for an accumulator that starts at ``-inf``: the larger
+    term plus ``log1p`` of the other's ratio (exact when either is ``-inf``)."""
+    if acc == -math.inf:
+        return x
+    if x > acc:
+        return x + math.log1p(math.exp(acc - x))
+    return acc + math.log1p(math.exp(x - acc))
+
+
 @njit(cache=True)
 def _walk(S, a):  # pragma: no cover - numba
     r""":math:`\log\sum_{|c|=a}\binom ac e^{(c^\top Sc - c^\top\operatorname{diag}S)/2}`
@@ -79,12 +90,7 @@ def _walk(S, a):  # pragma: no cover - numba
             cj = left[j]
             e = expo[j] + S[j, j] * cj * (cj - 1) * 0.5 + cj * field[j, j]
             w = logw[j] - lgam[cj] + e
-            if total == -math.inf:
-                total = w
-            elif w > total:
-                total = w + math.log1p(math.exp(total - w))
-            else:
-                total = total + math.log1p(math.exp(w - total))
+            total = _log_add(total, w)
             j -= 1
             continue
         cj = c[j]
@@ -203,13 +209,7 @@ def _band_dp(S, w, A, st, start, nxt, lgam):  # pragma: no cover - numba
                 for c in range(A - tot + 1):
                     x = v + S[j, j] * c * (c - 1) * 0.5 + c * field - lgam[c]
                     tg = nxt[i, c]
-                    y = new[tg]
-                    if y == -math.inf:
-                        new[tg] = x
-                    elif x > y:
-                        new[tg] = x + math.log1p(math.exp(y - x))
-                    else:
-                        new[tg] = y + math.log1p(math.exp(x - y))
+                    new[tg] = _log_add(new[tg], x)
             for i in range(lo, ns):
                 cur[i] = new[i]
         for i in range(lo, ns):
@@ -219,13 +219,7 @@ def _band_dp(S, w, A, st, start, nxt, lgam):  # pragma: no cover - numba
             tot = 0
             for l in range(w + 1):
                 tot += st[i, l]
-            y = Z[tot]
-            if y == -math.inf:
-                Z[tot] = v
-            elif v > y:
-                Z[tot] = v + math.log1p(math.exp(y - v))
-            else:
-                Z[tot] = y + math.log1p(math.exp(v - y))
+            Z[tot] = _log_add(Z[tot], v)
     return Z
 
 
