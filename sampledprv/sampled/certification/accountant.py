@@ -137,9 +137,9 @@ class SampledAccountant(PrivacyAccountant):
                  device: Optional[str] = None, shard_size: int = DEFAULT_SHARD_SIZE,
                  threads_per_task: int = 1, neighbouring: object = "add_remove",
                  tail_bounds: bool = True) -> None:
-        self._n = per_direction(n_samples)
+        sizes = per_direction(n_samples)       # the bank keeps them; n_for reads them there
         #: one int (both directions) or ``{"remove": ..., "add": ...}``
-        self.n_samples = as_given(self._n)
+        self.n_samples = as_given(sizes)
         self.alpha = v.in_interval("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
         if certify not in ("envelope", "seed"):
             raise ValueError(f"certify must be 'envelope' or 'seed', got {certify!r}")
@@ -162,7 +162,7 @@ class SampledAccountant(PrivacyAccountant):
                              "histogram is a grid of that many points; lower bins or raise "
                              "max_grid")
         self._bank = HistogramBank(
-            n_samples=dict(self._n), alpha=self.alpha, bins=self.bins, max_grid=self.max_grid,
+            n_samples=sizes, alpha=self.alpha, bins=self.bins, max_grid=self.max_grid,
             progress=progress, seed=seed, neighbouring=neighbouring, backend=backend,
             device=device, shard_size=shard_size, threads_per_task=threads_per_task,
             executor=executor, checkpoint=checkpoint, tail_bounds=tail_bounds)
@@ -209,7 +209,7 @@ class SampledAccountant(PrivacyAccountant):
 
     def n_for(self, direction: str) -> int:
         """Draws per histogram of ``direction`` (``"remove"`` or ``"add"``)."""
-        return self._n[as_direction(direction).value]
+        return self._bank.n_for(as_direction(direction).value)
 
     @property
     def composition(self) -> tuple[tuple[object, int], ...]:
@@ -283,7 +283,7 @@ class SampledAccountant(PrivacyAccountant):
     def describe(self) -> str:
         """How this accountant computes its intervals, in a few lines."""
         comp = self.composition
-        lines = [f"SampledAccountant(n_samples={describe_n(self._n)}, alpha={self.alpha:g}, "
+        lines = [f"SampledAccountant(n_samples={describe_n(self._bank.n_samples)}, alpha={self.alpha:g}, "
                  f"certify={self.certify!r}, neighbouring={self.neighbouring.value!r}): "
                  f"{sum(c for _, c in comp):,} mechanisms, {len(comp)} distinct",
                  "method: privacy-loss samples per mechanism and direction; "
@@ -394,5 +394,5 @@ class SampledAccountant(PrivacyAccountant):
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{m!r} x{c}" for m, c in self.composition)
-        return (f"SampledAccountant(n_samples={describe_n(self._n)}, alpha={self.alpha:g}, "
+        return (f"SampledAccountant(n_samples={describe_n(self._bank.n_samples)}, alpha={self.alpha:g}, "
                 f"certify={self.certify!r}; {parts or 'nothing composed'})")
