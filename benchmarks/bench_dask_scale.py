@@ -97,6 +97,8 @@ def main() -> None:
           f"draws/s (medians); efficiency Dask/in-process: median {np.median(ratios):.1%} "
           f"(runs: {', '.join(f'{r:.0%}' for r in ratios)}); identical counts")
     if a.skip_long:
+        client.close()
+        cluster.close()
         return
 
     # ---- 2. the long composition ---------------------------------------------------------
