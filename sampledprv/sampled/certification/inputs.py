@@ -174,6 +174,31 @@ class LogDensityPair:
     def check(self, rng: Optional[np.random.Generator] = None, n: int = _CHECK_N) -> dict:
         r"""Sanity-check the pair on ``n`` draws; raise :class:`ValueError` naming the fix.
 
+        The default check (``rng=None``, ``n`` the default) draws from one fixed seed, so
+        its outcome is a property of the pair: it runs once per pair object, and later
+        calls replay it (the same report, its warnings issued again; a failure is not
+        remembered and fails again).  Every :meth:`SampledAccountant.compose` of the pair
+        runs the default check.  The checks themselves are those of :meth:`run_checks`.
+        """
+        if rng is not None or n != _CHECK_N:
+            return self.run_checks(rng, n)
+        done = self.__dict__.get("_default_check")
+        if done is None:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                report = self.run_checks(None, n)
+            done = (report, [(w.message, w.category) for w in caught])
+            self.__dict__["_default_check"] = done
+        report, issued = done
+        for message, category in issued:
+            warn_user(message, category)
+        return dict(report)
+
+    def run_checks(self, rng: Optional[np.random.Generator] = None,
+                   n: int = _CHECK_N) -> dict:
+        r"""Run the sanity checks of the pair on ``n`` draws (every call draws afresh);
+        raise :class:`ValueError` naming the fix.
+
         Checks sampler output shapes and NaN, log-density shapes and NaN, and the
         relative normalization: :math:`E_P[q/p] = Q(\mathrm{supp}\,P) \le 1` and
         :math:`E_Q[p/q] \le 1`; with both samplers, the two-sided identities
