@@ -21,6 +21,7 @@ Usage::
 
     python benchmarks/bench_renyi_tails.py              # widths (about a minute)
     python benchmarks/bench_renyi_tails.py --coverage   # 4 x 300 seeds (a few minutes)
+    python benchmarks/bench_renyi_tails.py --smoke      # both at tiny sizes (seconds)
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 
 
-def widths() -> None:
+def widths(n_cap: int | None = None) -> None:
+    """The width table; ``n_cap`` (the smoke run) caps every case's draws."""
     from test_sampled_renyi import gauss_pair, gauss_renyi
 
     exact = Accountant(eps_error=1e-4).compose(sp.Gaussian(1.0), 1).epsilon(1e-5)
@@ -57,6 +59,7 @@ def widths() -> None:
              ("built-in Gaussian(sigma=sqrt(1000))", 1000, 1 / math.sqrt(1000), 10 ** 8,
               "builtin")]
     for label, k, mu, n, kind in cases:
+        n = n if n_cap is None else min(n, n_cap)
         mech = gauss_pair(mu, renyi=gauss_renyi(mu)) if kind == "pair" else \
             sp.Gaussian(1.0 / mu)
         hists = 2 if kind == "pair" else 1
@@ -117,9 +120,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--coverage", action="store_true", help="run the 300-seed coverage")
     ap.add_argument("--seeds", type=int, default=300)
+    ap.add_argument("--smoke", action="store_true",
+                    help="both parts at tiny sizes (2e4 draws, 3 seeds): a crash test, "
+                         "not figures")
     args = ap.parse_args()
     print(f"CPU: {cpu_model()}, {os.cpu_count()} logical cores")
-    if args.coverage:
+    if args.smoke:
+        widths(n_cap=20_000)
+        coverage(3)
+    elif args.coverage:
         coverage(args.seeds)
     else:
         widths()

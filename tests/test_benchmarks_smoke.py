@@ -39,7 +39,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "bench_online_schedule.py": ["--steps", "50"],
     "bench_opacus_get_epsilon.py": ["--steps", "20", "--prv-every", "10",
                                     "--bnb-samples", "1e4"],
-    "bench_renyi_tails.py": [],
+    "bench_renyi_tails.py": ["--smoke"],
     "bench_sampled_tightness.py": ["--n", "1e4", "--k", "10", "--no-seed"],
     "bench_sampling_kernel.py": ["--quick", "--n", "10000", "--repeat", "1"],
     "bench_subsampled_user_pairs.py": ["--n", "10000"],
