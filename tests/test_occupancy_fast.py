@@ -48,3 +48,19 @@ def test_order_eight_at_t100_k10_is_exact_and_consistent():
         np.array([0.5 * c * (c - 1) * g.mu ** 2 for c in range(81)]), T)
     logs = np.array([0.0] + vals)                     # (a - 1) D_a at a = 1..8
     assert np.all(np.diff(logs, 2) >= -1e-9)
+
+
+def test_a_whole_rdp_curve_builds_each_table_once(monkeypatch):
+    """An RDP curve asks orders 2..64 in turn; asking it twice must reuse every table
+    (a cache of 8 entries rebuilt all 63 on every curve) and give the same moments."""
+    from sampledprv.rdp import occupancy as occ
+    built = []
+    real = occ._build_table
+    monkeypatch.setattr(occ, "_build_table", lambda a, k: built.append((a, k)) or real(a, k))
+    monkeypatch.setattr(occ, "_TABLES", type(occ._TABLES)())
+    log_m = lambda a: np.log1p(np.arange(a + 1.0)) * 0.3          # noqa: E731
+    first = [occ.occupancy_log_moment(log_m(a), 8, 2) for a in range(2, 65)]
+    assert len(built) == 63
+    second = [occ.occupancy_log_moment(log_m(a), 8, 2) for a in range(2, 65)]
+    assert len(built) == 63 and first == second
+    assert sum(t[1].size for t in occ._TABLES.values()) <= occ.CACHE_ROWS

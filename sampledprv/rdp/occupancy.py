@@ -65,8 +65,9 @@ final sum (:math:`\binom{a+k}{k}` terms) add.  The result is returned raised by
 
 from __future__ import annotations
 
-import functools
 import math
+import threading
+from collections import OrderedDict
 from typing import Tuple
 
 import numpy as np
@@ -81,6 +82,7 @@ MAX_TRANSITIONS = 2.0e8
 
 #: Largest transition table kept in memory (16 bytes a row while it is built).
 MAX_TABLE = 4.0e6
+_TABLES_LOCK = threading.Lock()
 
 _EPS = 2.0 ** -53
 
@@ -217,10 +219,37 @@ def _sweep(log_u, src, base, heads, columns):  # pragma: no cover (jit)
     return cur, largest
 
 
-@functools.lru_cache(maxsize=8)
+#: The tables kept between calls, least recently used first, and their total rows.  An
+#: RDP curve asks orders 2..64 in turn, so a cache that counts entries (8 of them) missed
+#: on every call of every curve; this one counts rows, at most :data:`CACHE_ROWS` (16
+#: bytes each: 512 MiB at most, what 8 tables of :data:`MAX_TABLE` rows took before).
+_TABLES: "OrderedDict[Tuple[int, int], Tuple[np.ndarray, ...]]" = OrderedDict()
+CACHE_ROWS = 32_000_000
+
+
 def _table(a: int, k: int) -> Tuple[np.ndarray, ...]:
     """``(states, src, lbin, cnt, heads, start, reverse)`` of the recursion (rows grouped
-    by destination; ``reverse[s]`` is the index of the reversed profile)."""
+    by destination; ``reverse[s]`` is the index of the reversed profile), cached by
+    ``(a, k)`` within :data:`CACHE_ROWS` rows in all."""
+    key = (int(a), int(k))
+    with _TABLES_LOCK:
+        hit = _TABLES.get(key)
+        if hit is not None:
+            _TABLES.move_to_end(key)
+            return hit
+    table = _build_table(*key)
+    with _TABLES_LOCK:
+        _TABLES[key] = table
+        _TABLES.move_to_end(key)
+        rows = sum(t[1].size for t in _TABLES.values())
+        while rows > CACHE_ROWS and len(_TABLES) > 1:
+            _, old = _TABLES.popitem(last=False)
+            rows -= old[1].size
+    return table
+
+
+def _build_table(a: int, k: int) -> Tuple[np.ndarray, ...]:
+    """The table of :func:`_table`, built afresh."""
     states = _states(a, k)
     ns = states.shape[0]
     radix = (a + 1) ** np.arange(k, -1, -1, dtype=np.int64)
