@@ -38,6 +38,7 @@ from ..core.outward import up
 from ..rdp.divergence import register_divergence
 from ..rdp.sampled_gaussian import sampled_gaussian_renyi
 from ..sampled.certification.conditional import ConditionalRemove
+from ..sampled.certification import tilted_matrix
 from ..sampled.draws import matrix as dm
 from . import matrix_geometry as geo
 from .matrix_samplers import BMinSep, CyclicPoisson, FixedBin
@@ -230,6 +231,18 @@ class MatrixMechanism(Mechanism):
             return None
         return ConditionalRemove(b, math.sqrt(float(d[0])))
 
+    def tilted_law(self, order: int, count: int = 1) -> Any:
+        r"""The tilted law :math:`P_a` of ``count`` runs, remove direction, for the
+        sampled accountant's tilted tail bounds
+        (:func:`sampledprv.sampled.certification.tilted_matrix.fixed_bin_law`): the
+        fixed bin only (its :math:`Z_a` is exact), ``None`` for the other samplers and
+        where the band transfer exceeds :data:`BAND_BUDGET`."""
+        if not isinstance(self.sampler, FixedBin) or int(order) != order or order < 2:
+            return None
+        if not tilted_matrix.feasible(self.scaled_gram(), int(order), BAND_BUDGET):
+            return None
+        return _tilted_law_of(self, int(order), int(count))
+
     # -- tail information: proven Renyi bounds -------------------------------------------
     def renyi(self, order: float, direction: str) -> float:
         r"""Upper bound on :math:`D_\alpha` of the dominating pair (nats) for any real
@@ -271,6 +284,12 @@ def _params_of(spec: MatrixMechanism, direction: str) -> np.ndarray:
         S = spec.scaled_gram()
         return dm.gram_params(S, geo.gram_factor(S), direction)
     return spec._ndim_params(direction)
+
+
+@functools.lru_cache(maxsize=16)
+def _tilted_law_of(spec: MatrixMechanism, order: int, count: int) -> Any:
+    S = spec.scaled_gram()
+    return tilted_matrix.fixed_bin_law(S, geo.gram_factor(S), order, count)
 
 
 def _inclusion(spec: MatrixMechanism) -> np.ndarray:
