@@ -16,9 +16,11 @@ reduction, :mod:`sampledprv.rdp.allocation_reduction`), the accountant certifies
   where every composed spec has one.
 
 * for a composition of one spec with a hook ``tilted_law(order, count)`` (random
-  allocation with Gaussian steps): two-sided bounds on the remove direction from draws
-  of the tilted law :math:`P_a` (:mod:`.tilted`), at ``alpha / 3`` (then every sampled
-  bound gets ``alpha / 3``), the add direction taken from the own envelopes.  The order
+  allocation with Gaussian steps, the fixed-bin matrix mechanism): two-sided bounds on
+  the remove direction from draws of the tilted law :math:`P_a` (:mod:`.tilted`), at
+  ``alpha / 3`` (then every sampled bound gets ``alpha / 3``; ``alpha / 2`` each when
+  the spec has no dominating composition, so no reduction is sampled), the add
+  direction taken from the own envelopes.  The order
   is the one that minimises the RDP conversion at the query (the Chernoff-optimal
   order), capped by what the law can store; ``max(n_remove // 10, 1000)`` draws (``n_remove`` the remove direction's ``n_samples``).
 
