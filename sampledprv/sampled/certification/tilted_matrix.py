@@ -54,7 +54,7 @@ from ..draws.user_fills import states_from
 from .tilted import TiltedLaw, renyi_tilted
 
 __all__ = ["fixed_bin_law", "fixed_bin_tilted_counts", "tilted_log_moment", "feasible",
-           "MAX_LISTED"]
+           "product_law", "MAX_LISTED"]
 
 #: Largest number of count vectors the small-``b`` path lists.
 MAX_LISTED = 200_000
@@ -394,8 +394,9 @@ def fixed_bin_law(S: np.ndarray, R: np.ndarray, order: int, count: int = 1) -> T
     r""":math:`P_a` of ``count`` independent runs of the fixed-bin matrix mechanism with
     scaled Gram matrix ``S`` and a factor ``R`` (:math:`RR^\top = S`), remove
     direction: the product of the runs' tilted laws, :math:`Z_a` the product of their
-    moments.  The draws of a group of equal first-window counts come out together (the
-    statistics of the draws do not depend on their order)."""
+    moments.  The draws of a group of equal first-window counts are made together, then
+    put in a uniformly random order (so that the draws are i.i.d. in sequence, and the
+    copies of a composition or the factors of :func:`product_law` pair independently)."""
     a, E = _order(order), int(count)
     if E < 1:
         raise ValueError(f"count must be >= 1, got {count!r}")
@@ -407,10 +408,29 @@ def fixed_bin_law(S: np.ndarray, R: np.ndarray, order: int, count: int = 1) -> T
         total = np.zeros(int(n))
         for _ in range(E):
             losses, _ = _sample(struct, rng, int(n), R, False)
-            total += rng.permutation(losses) if E > 1 else losses
+            total += rng.permutation(losses)    # iid order: copies and products add
         return total
     b = S.shape[0]
     return renyi_tilted(a, (E * (struct.log_z - struct.margin),
                             E * (struct.log_z + struct.margin)), draw,
                         f"fixed-bin matrix mechanism ({b} bins) tilted to order {a}",
                         tv=E * struct.tv)
+
+
+def product_law(laws: list) -> TiltedLaw:
+    r""":math:`P_a` of the product of independent pairs from their tilted laws of one
+    order (:math:`p^aq^{1-a}` factorises, so the product of the tilted laws is the
+    tilted law of the product and :math:`Z_a` the product of the moments): the losses
+    add, the brackets on :math:`\log Z_a` and the round-off ``tv`` add."""
+    if not laws:
+        raise ValueError("laws must hold at least one tilted law")
+    a = laws[0].order
+    if any(law.order != a for law in laws):
+        raise ValueError("the laws of a product must share one order")
+
+    def draw(rng: np.random.Generator, n: int) -> np.ndarray:
+        return sum(law.draw(rng, int(n))[0] for law in laws)
+    lo = sum(law.log_scale[0] for law in laws)
+    hi = sum(law.log_scale[1] for law in laws)
+    return renyi_tilted(a, (lo, hi), draw, " x ".join(law.name for law in laws),
+                        tv=sum(law.tv for law in laws))

@@ -20,6 +20,9 @@ part in (design notes, "Matrix-factorization training").  With :math:`c_i` the c
     shift :math:`s` uniform, step :math:`i \equiv s` included w.p. ``p``;
     :math:`L = \operatorname{logsumexp}_s \sum_{i\equiv s}\log(1-p+pe^{\ell_i}) - \log b`
     (the columns of one shift are orthogonal: band at most ``b``).
+``EPOCH`` (bin redrawn every epoch, ``C`` block-diagonal by epoch)
+    epochs of ``b`` steps, one uniform step of each epoch; the epochs' outputs are
+    independent, :math:`L = \sum_e [\operatorname{logsumexp}_{j<b}(\ell_{eb+j}) - \log b]`.
 ``BMINSEP`` (b-min-sep)
     participations form a renewal process with gaps :math:`b-1+\mathrm{Geom}(p)`;
     :math:`V_i = \log((1-p)e^{V_{i+1}} + pe^{\ell_i + V_{i+b}})`, :math:`V_{i\ge n} = 0`
@@ -46,10 +49,10 @@ from .rng import normal, uniform
 from .torch_draws import require_torch
 from .user_fills import states_from
 
-__all__ = ["GRAM", "FIXED", "CYCLIC", "BMINSEP", "gram_params", "ndim_params",
+__all__ = ["GRAM", "FIXED", "CYCLIC", "BMINSEP", "EPOCH", "gram_params", "ndim_params",
            "matrix_fill", "matrix_numpy_sampler", "pointwise_loss", "gram_torch_sampler"]
 
-GRAM, FIXED, CYCLIC, BMINSEP = 0.0, 1.0, 2.0, 3.0
+GRAM, FIXED, CYCLIC, BMINSEP, EPOCH = 0.0, 1.0, 2.0, 3.0, 4.0
 _HEAD = 10      # kind, sign, n, b, p, warm, log b, nnz1, nnz2, spare
 
 
@@ -238,6 +241,18 @@ def _loss_of_z(params, z, ell, acc, ring):  # pragma: no cover - numba
         for j in range(b):
             s += math.exp(acc[j] - m)
         return m + math.log(s) - logb
+    if kind == EPOCH:
+        total = 0.0
+        for e in range(n // b):
+            m = -math.inf
+            for i in range(e * b, (e + 1) * b):
+                if ell[i] - half[i] > m:
+                    m = ell[i] - half[i]
+            s = 0.0
+            for i in range(e * b, (e + 1) * b):
+                s += math.exp(ell[i] - half[i] - m)
+            total += m + math.log(s) - logb
+        return total
     lq = math.log1p(-p) if p < 1.0 else -math.inf
     lp = math.log(p)
     if kind == CYCLIC:
@@ -283,6 +298,13 @@ def _draw_pattern(state, params, z):  # pragma: no cover - numba
     cidx = params[o:o + nnz]
     o += nnz
     cval = params[o:o + nnz]
+    if kind == EPOCH:
+        for e in range(n // b):
+            s = int(uniform(state) * b)
+            if s >= b:
+                s = b - 1
+            _add_column(z, e * b + s, cptr, cidx, cval)
+        return
     if kind == FIXED or kind == CYCLIC:
         s = int(uniform(state) * b)
         if s >= b:
