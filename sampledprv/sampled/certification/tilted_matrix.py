@@ -54,10 +54,13 @@ from ..draws.user_fills import states_from
 from .tilted import TiltedLaw, renyi_tilted
 
 __all__ = ["fixed_bin_law", "fixed_bin_tilted_counts", "tilted_log_moment", "feasible",
-           "product_law", "MAX_LISTED"]
+           "product_law", "MAX_LISTED", "MAX_TABLE"]
 
 #: Largest number of count vectors the small-``b`` path lists.
 MAX_LISTED = 200_000
+#: Largest choice table of one group of draws (float64 entries, ``(b - w) x states x
+#: (a + 1)``); all groups together are limited to twice the transfer's budget.
+MAX_TABLE = 3.0e7
 _U = 2.0 ** -53
 
 
@@ -232,11 +235,14 @@ def _bandwidth(S: np.ndarray) -> int:
 
 def feasible(S: np.ndarray, order: int, budget: float) -> bool:
     """Whether :func:`fixed_bin_law` builds the law of ``order`` within ``budget`` (the
-    band transfer's work, :func:`sampledprv.rdp.matrix_moments.band_transitions`; or at
-    most :data:`MAX_LISTED` count vectors where ``b < 2w + 1``)."""
+    band transfer's work, :func:`sampledprv.rdp.matrix_moments.band_transitions`, with
+    each group's choice table within :data:`MAX_TABLE` and all groups' within ``2 *
+    budget``; or at most :data:`MAX_LISTED` count vectors where ``b < 2w + 1``)."""
     b, w, a = S.shape[0], _bandwidth(S), int(order)
     if b >= 2 * w + 1:
-        return mm.band_transitions(b, w, a) <= budget
+        table = (b - w) * math.comb(a + w + 1, w + 1) * (a + 1)    # choice table per group
+        return mm.band_transitions(b, w, a) <= budget and table <= MAX_TABLE and \
+            math.comb(a + w, w) * table <= 2 * budget
     return mm.vectors(b, a) <= MAX_LISTED
 
 
