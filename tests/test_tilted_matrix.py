@@ -37,6 +37,20 @@ def _exact_mixture(S: np.ndarray, a: int) -> dict:
     return out
 
 
+def _chi2_pvalue(mix: dict, counts: np.ndarray) -> float:
+    """p-value of the drawn count vectors against the exact mixture weights."""
+    keys = list(mix)
+    p = np.array([mix[k] for k in keys])
+    p /= p.sum()
+    index = {k: i for i, k in enumerate(keys)}
+    obs = np.zeros(len(keys))
+    for row in counts:
+        obs[index[tuple(int(x) for x in row)]] += 1       # KeyError: |c| != a
+    n = counts.shape[0]
+    chi = float(((obs - n * p) ** 2 / (n * p)).sum())
+    return float(stats.chi2.sf(chi, len(keys) - 1))
+
+
 def _spec(b, n, c_col, sigma=1.3):
     return MatrixMechanism(sigma, n, sp.FixedBin(b), c_col=c_col)
 
@@ -54,17 +68,8 @@ def test_log_z_and_component_law_equal_enumeration(b, n, c_col, a):
     w = max(mm.cyclic_bandwidth(S), 1)
     if b >= 2 * w + 1:
         assert abs(mm.band_fixed_bin_log_moments(S, a)[a] - log_z) < 1e-9
-    n_draws = 60_000
-    _, counts = tm.fixed_bin_tilted_counts(S, a, n_draws, seed=3)
-    keys = list(mix)
-    p = np.array([mix[k] for k in keys])
-    p /= p.sum()
-    index = {k: i for i, k in enumerate(keys)}
-    obs = np.zeros(len(keys))
-    for row in counts:
-        obs[index[tuple(int(x) for x in row)]] += 1       # KeyError: |c| != a
-    chi = float(((obs - n_draws * p) ** 2 / (n_draws * p)).sum())
-    assert stats.chi2.sf(chi, len(keys) - 1) > 1e-4
+    _, counts = tm.fixed_bin_tilted_counts(S, a, 60_000, seed=3)
+    assert _chi2_pvalue(mix, counts) > 1e-4
 
 
 def test_wrong_weights_would_be_detected():
@@ -72,15 +77,7 @@ def test_wrong_weights_would_be_detected():
     S = _spec(5, 10, (1.0, 0.6)).scaled_gram()
     mix = _exact_mixture(S, 3)
     _, counts = tm.fixed_bin_tilted_counts(S * 1.1, 3, 60_000, seed=3)
-    keys = list(mix)
-    p = np.array([mix[k] for k in keys])
-    p /= p.sum()
-    index = {k: i for i, k in enumerate(keys)}
-    obs = np.zeros(len(keys))
-    for row in counts:
-        obs[index[tuple(int(x) for x in row)]] += 1
-    chi = float(((obs - 60_000 * p) ** 2 / (60_000 * p)).sum())
-    assert stats.chi2.sf(chi, len(keys) - 1) < 1e-6
+    assert _chi2_pvalue(mix, counts) < 1e-6
 
 
 @pytest.mark.parametrize("b,n,c_col,a", [(5, 10, (1.0, 0.6), 3), (7, 16, C4, 3),

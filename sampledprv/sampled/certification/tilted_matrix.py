@@ -49,6 +49,7 @@ import numpy as np
 from numba import njit
 
 from ...rdp import matrix_moments as mm
+from ..draws.matrix import lse_shifted
 from ..draws.rng import normal, uniform
 from ..draws.user_fills import states_from
 from .tilted import TiltedLaw, renyi_tilted
@@ -208,15 +209,7 @@ def _draw(state, S, w, a, st, pred, fwd, cum, final, fcum, sptr, sidx, sval, rpt
             if c[j] != 0:
                 for q in range(sptr[j], sptr[j + 1]):      # S symmetric: row j = column j
                     u[sidx[q]] += c[j] * sval[q]
-        m = -math.inf
-        for j in range(b):
-            u[j] -= half[j]
-            if u[j] > m:
-                m = u[j]
-        acc = 0.0
-        for j in range(b):
-            acc += math.exp(u[j] - m)
-        out[k] = m + math.log(acc) - logb
+        out[k] = lse_shifted(u, half, 0, b) - logb
         if want_counts:
             for j in range(b):
                 counts[k, j] = c[j]
