@@ -13,6 +13,9 @@ Gaussian bound (sensitivity :math:`\\max_j\\|m_j\\|`, exact):
    ``RandomAllocation(3/sqrt(10), 10, 1)``; target: the interval contains the
    random-allocation estimate and is at most twice as wide.
 
+For the fixed bin the sampled accountant also draws ``n / 10`` points of the tilted law
+:math:`P_a` for the remove direction's tail (design notes, "Tilted sampling of the
+fixed-bin matrix mechanism"); each line says which bound set each end.
 jax_privacy's Monte Carlo recipe is not run here (jax_privacy is not a dependency).
 Each case runs in a fresh process (``--case N`` runs one; the default runs all in
 subprocesses, so the times include imports and compilation).
