@@ -201,9 +201,8 @@ def parse_mechanism(text: str, *, allow_free: bool = False) -> MechanismSpec:
 
     Values are numbers (``1.5``, ``1e-3``, ``1_000``), simple fractions (``256/60000``),
     lists ``0.5:0.25:0.25`` (or ``0.5,0.25,0.25``) for list parameters, or ``?`` for the
-    parameter
-    ``calibrate`` solves for.  With ``allow_free`` (``calibrate``), one noise parameter
-    may be ``?`` or omitted.  Raises :class:`ValueError` naming the fix.
+    parameter ``calibrate`` solves for.  With ``allow_free`` (``calibrate``), one noise
+    parameter may be ``?`` or omitted.  Raises :class:`ValueError` naming the fix.
     """
     if not isinstance(text, str) or not text.strip():
         raise UsageError("empty mechanism; write e.g. --mechanism \"gaussian sigma=1\"")
