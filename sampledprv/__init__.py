@@ -64,6 +64,7 @@ _LAZY: dict[str, str] = {
     "FixedBin": ".batch",
     "CyclicPoisson": ".batch",
     "BMinSep": ".batch",
+    "EpochBin": ".batch",
     "ShuffleAccountant": ".analytic.shuffle",
     # sampled inputs and tools
     "EmpiricalPRV": ".sampled",
@@ -114,8 +115,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager form
     from .gg.vector import GeneralizedGaussianVector, VectorGGAccountant
     from .gg.tails import TailTable, calibrated_tail_weights, plot_tail_weights, tail_weight
     from .analytic.shuffle import ShuffleAccountant
-    from .batch import BallsAndBins, BMinSep, CyclicPoisson, FixedBin, MatrixMechanism, \
-        RandomAllocation
+    from .batch import BallsAndBins, BMinSep, CyclicPoisson, EpochBin, FixedBin, \
+        MatrixMechanism, RandomAllocation
     from .interop import from_dp_event, to_dp_event
     from .sampled import (EmpiricalPRV, LogDensityPair, PrivacyLossSampler,
                           SampledAccountant, ValidationReport, min_samples, plan_samples,
@@ -145,7 +146,7 @@ __all__ = [
     "from_dp_event", "to_dp_event",
     # batch samplers
     "RandomAllocation", "BallsAndBins", "MatrixMechanism", "FixedBin", "CyclicPoisson",
-    "BMinSep",
+    "BMinSep", "EpochBin",
 ]
 __all__ += [_n for _n in _mechanisms.SPECS if _n not in __all__]
 

@@ -300,9 +300,22 @@ def test_mechanism_strings_round_trip():
         parse_mechanism("bandmf sigma=1 steps=10").build()
 
 
+def test_mechanism_strings_take_commas_in_lists():
+    """The issue's spelling c_col=1,0.5,0.25 (and with spaces after the commas) builds the
+    same spec as c_col=1:0.5:0.25; a stray token after a scalar is still refused."""
+    from sampledprv.cli.mechanism_strings import parse_mechanism
+    colon = parse_mechanism("bandmf c_col=1:0.5:0.25 sigma=3 steps=100 bins=10").build()
+    for s in ("bandmf c_col=1,0.5,0.25 sigma=3 steps=100 bins=10",
+              "bandmf sigma=3, c_col=1, 0.5, 0.25, steps=100 bins=10"):
+        assert parse_mechanism(s).build() == colon
+    assert colon.c_col == (1.0, 0.5, 0.25)
+    with pytest.raises(ValueError, match="expected key=value"):
+        parse_mechanism("bandmf sigma=3,2 c_col=1 steps=100 bins=10")
+
+
 def test_cli_epsilon_json():
     from cli_inprocess import run
-    p = run("epsilon", "--delta", "1e-5", "-m", "bandmf c_col=1:0.5 sigma=2 steps=20 bins=4",
+    p = run("epsilon", "--delta", "1e-5", "-m", "bandmf c_col=1,0.5 sigma=2 steps=20 bins=4",
             "--accountant", "sampled", "--n-samples", "20000", "--alpha", "1e-3", "--json",
             "--no-progress")
     assert p.returncode == 0, p.stderr

@@ -13,15 +13,15 @@ registers its family and command-line kinds when this package is imported (``imp
 sampledprv`` does so on first use of ``sp.RandomAllocation``; the command line when one
 of its kinds is named or the list of kinds is printed).
 * :class:`MatrixMechanism` -- a whole matrix-factorization (DP-FTRL, banded MF) run
-  :math:`y = Cx + N(0, \sigma^2 I)` under :class:`FixedBin`, :class:`CyclicPoisson` or
-  :class:`BMinSep` sampling (design notes, "Matrix-factorization training").
+  :math:`y = Cx + N(0, \sigma^2 I)` under :class:`FixedBin`, :class:`CyclicPoisson`,
+  :class:`BMinSep` or :class:`EpochBin` sampling (design notes, "Matrix-factorization training").
 
 Shuffled batches, which have no dominating pair, are :class:`sampledprv.Shuffled` with
 :class:`sampledprv.ShuffleAccountant`.
 """
 
 from .random_allocation import BallsAndBins, NoClosedFormError, RandomAllocation
-from .matrix_mechanism import BMinSep, CyclicPoisson, FixedBin, MatrixMechanism
+from .matrix_mechanism import BMinSep, CyclicPoisson, EpochBin, FixedBin, MatrixMechanism
 
 __all__ = ["RandomAllocation", "BallsAndBins", "NoClosedFormError", "MatrixMechanism",
-           "FixedBin", "CyclicPoisson", "BMinSep"]
+           "FixedBin", "CyclicPoisson", "BMinSep", "EpochBin"]

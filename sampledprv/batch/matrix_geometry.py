@@ -17,7 +17,7 @@ import numpy as np
 from scipy import sparse
 
 __all__ = ["columns", "bin_gram", "gram_factor", "inclusion_columns_orthogonal",
-           "bandwidth"]
+           "bandwidth", "crosses_epochs", "epoch_block"]
 
 
 def columns(c_col: Optional[Tuple[float, ...]], matrix: Optional[Tuple[Tuple[float, ...], ...]],
@@ -80,3 +80,23 @@ def inclusion_columns_orthogonal(colptr: np.ndarray, rowidx: np.ndarray, n: int,
     """Whether columns ``i`` and ``i'`` of ``C`` with ``|i - i'| >= b`` never share a row
     (what the product form of the cyclic-Poisson and b-min-sep losses needs)."""
     return bandwidth(colptr, rowidx) <= b
+
+
+def crosses_epochs(colptr: np.ndarray, rowidx: np.ndarray, b: int) -> bool:
+    """Whether some non-zero ``C[r, i]`` has ``r`` and ``i`` in different epochs of ``b``
+    steps (``r // b != i // b``): ``C`` is then not block-diagonal by epoch."""
+    n = colptr.size - 1
+    for i in range(n):
+        rows = rowidx[colptr[i]:colptr[i + 1]]
+        if rows.size and np.any(rows // b != i // b):
+            return True
+    return False
+
+
+def epoch_block(colptr: np.ndarray, rowidx: np.ndarray, vals: np.ndarray, b: int,
+                e: int) -> Tuple[Tuple[float, ...], ...]:
+    """The ``b x b`` diagonal block of epoch ``e`` of a ``C`` block-diagonal by epoch."""
+    B = np.zeros((b, b))
+    for i in range(e * b, (e + 1) * b):
+        B[rowidx[colptr[i]:colptr[i + 1]] - e * b, i - e * b] = vals[colptr[i]:colptr[i + 1]]
+    return tuple(tuple(float(x) for x in row) for row in B)

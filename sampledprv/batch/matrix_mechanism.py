@@ -38,12 +38,13 @@ from ..core.outward import up
 from ..rdp.divergence import register_divergence
 from ..rdp.sampled_gaussian import sampled_gaussian_renyi
 from ..sampled.certification.conditional import ConditionalRemove
+from ..sampled.certification import tilted_matrix
 from ..sampled.draws import matrix as dm
 from . import matrix_geometry as geo
-from .matrix_samplers import BMinSep, CyclicPoisson, FixedBin
+from .matrix_samplers import BMinSep, CyclicPoisson, EpochBin, FixedBin
 from .random_allocation import no_closed_form_law
 
-__all__ = ["MatrixMechanism", "FixedBin", "CyclicPoisson", "BMinSep"]
+__all__ = ["MatrixMechanism", "FixedBin", "CyclicPoisson", "BMinSep", "EpochBin"]
 
 #: How the tail bounds of these specs are described in an interval's ``method``.
 TAIL_SOURCE = ("proven Renyi bounds of matrix-factorization training (remove: exact "
@@ -102,7 +103,7 @@ class MatrixMechanism(Mechanism):
         of the clip norm (jax_privacy's noise multiplier, not divided by ``||c_col||``).
     steps : int
         Number of steps :math:`n` of the run.
-    sampler : FixedBin, CyclicPoisson or BMinSep
+    sampler : FixedBin, CyclicPoisson, BMinSep or EpochBin
         How a record's participations are drawn (:mod:`.matrix_samplers`).
     c_col : sequence of float, optional
         Non-zeros of the first column of a banded lower-triangular Toeplitz ``C``
@@ -114,8 +115,11 @@ class MatrixMechanism(Mechanism):
     -----
     Neighbouring relation: add/remove (zero-out) only.  Cyclic Poisson and b-min-sep
     need a band of at most the cycle length / minimum separation (the columns of one
-    participation pattern then never overlap), as in jax_privacy.  ``count`` in
-    ``compose`` repeats the whole run.
+    participation pattern then never overlap), as in jax_privacy.  ``EpochBin(b)`` (the
+    bin redrawn every epoch) needs whole epochs (``steps`` a multiple of ``b``) and ``C``
+    block-diagonal by epoch, given by ``matrix=`` (a banded ``c_col`` crosses the epoch
+    boundaries unless it has one band); the run is then the composition of its epochs.
+    ``count`` in ``compose`` repeats the whole run.
     """
 
     sigma: float
@@ -140,13 +144,15 @@ class MatrixMechanism(Mechanism):
         else:
             object.__setattr__(self, "matrix", _matrix(self.matrix, n))
         s = self.sampler
-        if not isinstance(s, (FixedBin, CyclicPoisson, BMinSep)):
-            raise ValueError(f"sampler must be sp.FixedBin(b), sp.CyclicPoisson(b, p) or "
-                             f"sp.BMinSep(b, p, warm_start=...), got {s!r}")
+        if not isinstance(s, (FixedBin, CyclicPoisson, BMinSep, EpochBin)):
+            raise ValueError(f"sampler must be sp.FixedBin(b), sp.CyclicPoisson(b, p), "
+                             f"sp.BMinSep(b, p, warm_start=...) or sp.EpochBin(b), got {s!r}")
         if isinstance(s, FixedBin) and s.bins > n:
             raise ValueError(f"bins={s.bins} exceeds steps={n}: every bin of FixedBin needs "
                              "a step; use at most `steps` bins")
-        if not isinstance(s, FixedBin):
+        if isinstance(s, EpochBin):
+            _check_epochs(self)
+        elif not isinstance(s, FixedBin):
             if geo.bandwidth(*self._columns()[:2]) > s.period:
                 raise ValueError(f"{type(s).__name__} needs C with at most {s.period} bands "
                                  f"(the cycle/min_sep): shorten c_col or use FixedBin")
@@ -178,8 +184,9 @@ class MatrixMechanism(Mechanism):
     def _ndim_params(self, direction: str, kind: Optional[float] = None) -> np.ndarray:
         s = self.sampler
         if kind is None:
-            kind = {FixedBin: dm.FIXED, CyclicPoisson: dm.CYCLIC, BMinSep: dm.BMINSEP}[type(s)]
-        p = 1.0 if isinstance(s, FixedBin) else s.p
+            kind = {FixedBin: dm.FIXED, CyclicPoisson: dm.CYCLIC, BMinSep: dm.BMINSEP,
+                    EpochBin: dm.EPOCH}[type(s)]
+        p = 1.0 if isinstance(s, (FixedBin, EpochBin)) else s.p
         warm = isinstance(s, BMinSep) and s.warm_start
         ptr, idx, val = self._columns()
         return dm.ndim_params(kind, ptr, idx, val / self.sigma, self.steps, s.period, p, warm,
@@ -230,6 +237,29 @@ class MatrixMechanism(Mechanism):
             return None
         return ConditionalRemove(b, math.sqrt(float(d[0])))
 
+    def composition_parts(self) -> Optional[Tuple[Tuple["MatrixMechanism", int], ...]]:
+        """``EpochBin``: the run as the composition of its epochs, ``((one-epoch spec,
+        multiplicity), ...)`` (each a fixed bin over ``b`` steps with the epoch's block
+        of ``C``; the sampled accountant composes these); ``None`` for the other
+        samplers."""
+        return _epoch_specs(self) if isinstance(self.sampler, EpochBin) else None
+
+    def tilted_law(self, order: int, count: int = 1) -> Any:
+        r"""The tilted law :math:`P_a` of ``count`` runs, remove direction, for the
+        sampled accountant's tilted tail bounds
+        (:func:`sampledprv.sampled.certification.tilted_matrix.fixed_bin_law`): the
+        fixed bin only (its :math:`Z_a` is exact), ``None`` for the other samplers and
+        where the band transfer exceeds :data:`BAND_BUDGET`."""
+        if int(order) != order or order < 2:
+            return None
+        if isinstance(self.sampler, EpochBin):
+            return _epoch_tilted_law(self, int(order), int(count))
+        if not isinstance(self.sampler, FixedBin):
+            return None
+        if not tilted_matrix.feasible(self.scaled_gram(), int(order), BAND_BUDGET):
+            return None
+        return _tilted_law_of(self, int(order), int(count))
+
     # -- tail information: proven Renyi bounds -------------------------------------------
     def renyi(self, order: float, direction: str) -> float:
         r"""Upper bound on :math:`D_\alpha` of the dominating pair (nats) for any real
@@ -273,10 +303,55 @@ def _params_of(spec: MatrixMechanism, direction: str) -> np.ndarray:
     return spec._ndim_params(direction)
 
 
+@functools.lru_cache(maxsize=16)
+def _tilted_law_of(spec: MatrixMechanism, order: int, count: int) -> Any:
+    S = spec.scaled_gram()
+    return tilted_matrix.fixed_bin_law(S, geo.gram_factor(S), order, count)
+
+
+def _check_epochs(spec: MatrixMechanism) -> None:
+    b, n = spec.sampler.bins, spec.steps
+    if n % b:
+        raise ValueError(f"EpochBin({b}) needs whole epochs: steps={n} is not a multiple of "
+                         f"bins={b}; use steps={n - n % b} or {n - n % b + b}, or FixedBin")
+    ptr, idx, _ = spec._columns()
+    if geo.crosses_epochs(ptr, idx, b):
+        raise ValueError(
+            f"EpochBin({b}) needs C block-diagonal by epoch (the noise of an epoch stays "
+            f"inside it; C[r, i] = 0 when r // {b} != i // {b}), but the band of C crosses "
+            "an epoch boundary: give matrix= with one lower-triangular block per epoch "
+            "(e.g. np.kron(np.eye(epochs), C_epoch)), or use FixedBin / CyclicPoisson for "
+            "a band across epochs")
+
+
+@functools.lru_cache(maxsize=16)
+def _epoch_specs(spec: MatrixMechanism) -> Tuple[Tuple[MatrixMechanism, int], ...]:
+    """The distinct epochs of an ``EpochBin`` run as one-epoch fixed-bin specs
+    (``b`` steps, ``b`` bins, ``C`` the epoch's block) with their multiplicities."""
+    b = spec.sampler.bins
+    ptr, idx, val = spec._columns()
+    counts: Dict[Any, int] = {}
+    for e in range(spec.steps // b):
+        blk = geo.epoch_block(ptr, idx, val, b, e)
+        counts[blk] = counts.get(blk, 0) + 1
+    return tuple((MatrixMechanism(spec.sigma, b, FixedBin(b), matrix=blk), m)
+                 for blk, m in counts.items())
+
+
+def _epoch_tilted_law(spec: MatrixMechanism, order: int, count: int) -> Any:
+    laws = []
+    for blk, mult in _epoch_specs(spec):
+        law = blk.tilted_law(order, count * mult)
+        if law is None:
+            return None
+        laws.append(law)
+    return laws[0] if len(laws) == 1 else tilted_matrix.product_law(laws)
+
+
 def _inclusion(spec: MatrixMechanism) -> np.ndarray:
     """:math:`r_i = P(i \\in \\pi)` of the sampler."""
     s, n = spec.sampler, spec.steps
-    if isinstance(s, FixedBin):
+    if isinstance(s, (FixedBin, EpochBin)):
         return np.full(n, 1.0 / s.bins)
     if isinstance(s, CyclicPoisson):
         return np.full(n, s.p / s.bins)
@@ -360,6 +435,8 @@ def _fixed_log_moment(spec: MatrixMechanism, a: int) -> float:
 @functools.lru_cache(maxsize=8192)
 def _renyi(spec: MatrixMechanism, a: float, direction: str) -> float:
     s = spec.sampler
+    if isinstance(s, EpochBin):     # the composition of the epochs
+        return up(sum(mult * blk.renyi(a, direction) for blk, mult in _epoch_specs(spec)))
     if direction == "add":
         return mm.add_divergence(a, *_add_terms(spec))
     if isinstance(s, FixedBin):
@@ -384,16 +461,20 @@ def _renyi(spec: MatrixMechanism, a: float, direction: str) -> float:
 def _build(p: Dict[str, Any]) -> MatrixMechanism:
     c = p.get("c_col", (1.0,))
     c = c if isinstance(c, tuple) else (float(c),)
-    given = [k for k in ("bins", "cycle", "min_sep") if k in p]
+    given = [k for k in ("bins", "cycle", "min_sep", "epoch_bins") if k in p]
     if len(given) != 1:
         raise ValueError("give one sampler: bins=b (fixed bin), cycle=b p=... (cyclic "
-                         "Poisson) or min_sep=b p=... [warm=1] (b-min-sep)")
-    if "p" in p and given[0] == "bins":
-        raise ValueError("p= goes with cycle= or min_sep=; bins= is the fixed bin (p = 1)")
+                         "Poisson), min_sep=b p=... [warm=1] (b-min-sep) or epoch_bins=b "
+                         "(bin redrawn every epoch)")
+    if "p" in p and given[0] in ("bins", "epoch_bins"):
+        raise ValueError(f"p= goes with cycle= or min_sep=; {given[0]}= takes every record "
+                         "once per cycle (p = 1)")
     if "warm" in p and given[0] != "min_sep":
         raise ValueError("warm= goes with min_sep= (b-min-sep warm start)")
     if given[0] == "bins":
         s: Any = FixedBin(int(p["bins"]))
+    elif given[0] == "epoch_bins":
+        s = EpochBin(int(p["epoch_bins"]))
     elif given[0] == "cycle":
         s = CyclicPoisson(int(p["cycle"]), p.get("p", 1.0))
     else:
@@ -413,6 +494,8 @@ def _format(m: MatrixMechanism) -> str:
     s = m.sampler
     if isinstance(s, FixedBin):
         tail = f"bins={s.bins}"
+    elif isinstance(s, EpochBin):
+        tail = f"epoch_bins={s.bins}"
     elif isinstance(s, CyclicPoisson):
         tail = f"cycle={s.bins} p={_g(s.p)}"
     else:
@@ -424,13 +507,15 @@ FAMILY = register(Family(
     name="matrix_mechanism", types=(MatrixMechanism,),
     loss_pair=no_closed_form_law("spec) (count=1: the spec is the whole run"),
     cli=(CliKind("bandmf", (("sigma",), ("steps",)),
-                 ("c_col", "bins", "cycle", "min_sep", "p", "warm"), ("sigma",),
+                 ("c_col", "bins", "cycle", "min_sep", "epoch_bins", "p", "warm"),
+                 ("sigma",),
                  "bandmf c_col=1:0.5:0.25 sigma=3 steps=100 bins=10",
                  "a whole DP-MF / DP-FTRL run, y = Cx + N(0, sigma^2) with banded Toeplitz C "
-                 "(c_col), fixed bin (bins=), cyclic Poisson (cycle= p=) or b-min-sep "
-                 "(min_sep= p= warm=); sampled accountant only", _build,
-                 aliases=("banded-mf", "dp-ftrl", "matrix-mechanism"),
-                 integers=("steps", "bins", "cycle", "min_sep", "warm"),
+                 "(c_col), fixed bin (bins=), cyclic Poisson (cycle= p=), b-min-sep "
+                 "(min_sep= p= warm=) or the bin redrawn every epoch (epoch_bins=, "
+                 "c_col=1 only: a band would cross the epochs); sampled accountant only",
+                 _build, aliases=("banded-mf", "dp-ftrl", "matrix-mechanism"),
+                 integers=("steps", "bins", "cycle", "min_sep", "epoch_bins", "warm"),
                  vectors=("c_col",)),),
     format=_format,
     relations_note="add/remove (zero-out) only",

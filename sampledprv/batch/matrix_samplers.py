@@ -13,6 +13,11 @@ r"""Batch samplers of matrix-factorization training (the participation pattern o
   2602.09338).  Cold start: free from step 0; warm start: the stationary state of the
   renewal process (free from step 0 with probability :math:`1/(1+(b-1)p)`, free from
   step :math:`k = 1..b-1` with probability :math:`p/(1+(b-1)p)` each).
+* :class:`EpochBin` -- balls-in-bins with the bin **redrawn every epoch** of ``bins``
+  steps (the record takes part in step :math:`eb + j_e` of epoch :math:`e`, :math:`j_e`
+  uniform and independent across epochs), for a ``C`` that is block-diagonal by epoch
+  (the noise of an epoch stays inside it): the run is then the composition of its
+  epochs, each a one-epoch fixed bin.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import dataclass
 
 from ..core import validation as v
 
-__all__ = ["FixedBin", "CyclicPoisson", "BMinSep", "MatrixSampler"]
+__all__ = ["FixedBin", "CyclicPoisson", "BMinSep", "EpochBin", "MatrixSampler"]
 
 
 def _prob(name: str, p: float) -> float:
@@ -85,4 +90,21 @@ class BMinSep:
         return self.min_sep
 
 
-MatrixSampler = (FixedBin, CyclicPoisson, BMinSep)
+@dataclass(frozen=True)
+class EpochBin:
+    """Balls-in-bins redrawn every epoch: epochs of ``bins`` = :math:`b` steps, the record
+    in one uniform step of each epoch, independently (the sampler of
+    :class:`~sampledprv.BallsAndBins`, here with correlated noise inside each epoch).
+    The spec needs ``steps`` a multiple of ``bins`` and ``C`` block-diagonal by epoch."""
+
+    bins: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bins", v.positive_int("bins", self.bins))
+
+    @property
+    def period(self) -> int:
+        return self.bins
+
+
+MatrixSampler = (FixedBin, CyclicPoisson, BMinSep, EpochBin)

@@ -200,21 +200,31 @@ def parse_mechanism(text: str, *, allow_free: bool = False) -> MechanismSpec:
     """Parse ``"<kind> key=value ..."`` into a :class:`MechanismSpec`.
 
     Values are numbers (``1.5``, ``1e-3``, ``1_000``), simple fractions (``256/60000``),
-    lists ``0.5:0.25:0.25`` for list parameters, or ``?`` for the parameter
-    ``calibrate`` solves for.  With ``allow_free`` (``calibrate``), one noise parameter
-    may be ``?`` or omitted.  Raises :class:`ValueError` naming the fix.
+    lists ``0.5:0.25:0.25`` (or ``0.5,0.25,0.25``) for list parameters, or ``?`` for the
+    parameter ``calibrate`` solves for.  With ``allow_free`` (``calibrate``), one noise
+    parameter may be ``?`` or omitted.  Raises :class:`ValueError` naming the fix.
     """
     if not isinstance(text, str) or not text.strip():
         raise UsageError("empty mechanism; write e.g. --mechanism \"gaussian sigma=1\"")
     tokens = [t for t in re.split(r"[\s,]+", text.strip()) if t]
-    fields = []
+    fields: list = []
     for tok in tokens[1:]:
+        if "=" not in tok and fields and _vector_key(tokens[0], fields[-1][0], text):
+            fields[-1] = (fields[-1][0], f"{fields[-1][1]}:{tok}")   # c_col=1,0.5,0.25
+            continue
         if "=" not in tok:
             raise UsageError(f"expected key=value in mechanism {text!r}, got {tok!r}; e.g. "
                              f"{kind_of(tokens[0], text)[0].example!r}")
         key, _, val = tok.partition("=")
         fields.append((key, val))
     return mechanism_from_fields(tokens[0], fields, allow_free=allow_free, text=text.strip())
+
+
+def _vector_key(kind_token: str, key: str, text: str) -> bool:
+    """Whether ``key`` is a list parameter of the kind (its entries may be separated by
+    commas as well as by ``:``)."""
+    raw = str(key).strip().lower()
+    return PARAM_ALIASES.get(raw, raw).replace("-", "_") in kind_of(kind_token, text)[0].vectors
 
 
 def kind_of(token: str, text: str) -> Tuple[CliKind, str]:

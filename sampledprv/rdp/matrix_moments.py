@@ -45,7 +45,8 @@ from numba import njit
 from ..core.outward import up
 
 __all__ = ["MAX_VECTORS", "exact_fixed_bin_log_moment", "split_fixed_bin_log_moment",
-           "renewal_log_moment", "add_divergence", "chord"]
+           "renewal_log_moment", "add_divergence", "chord", "band_state_table",
+           "band_fixed_bin_log_moments", "band_transitions", "cyclic_bandwidth", "log_add"]
 
 #: Largest number of count vectors the exact fixed-bin moment lists.
 MAX_VECTORS = 4_000_000
@@ -56,7 +57,7 @@ def _log_comb(n: int, k: int) -> float:
 
 
 @njit(cache=True, inline="always")
-def _log_add(acc, x):  # pragma: no cover - numba
+def log_add(acc, x):  # pragma: no cover - numba
     """``log(exp(acc) + exp(x))`` for an accumulator that starts at ``-inf``: the larger
     term plus ``log1p`` of the other's ratio (exact when either is ``-inf``)."""
     if acc == -math.inf:
@@ -90,7 +91,7 @@ def _walk(S, a):  # pragma: no cover - numba
             cj = left[j]
             e = expo[j] + S[j, j] * cj * (cj - 1) * 0.5 + cj * field[j, j]
             w = logw[j] - lgam[cj] + e
-            total = _log_add(total, w)
+            total = log_add(total, w)
             j -= 1
             continue
         cj = c[j]
@@ -131,7 +132,7 @@ def cyclic_bandwidth(S: np.ndarray) -> int:
     return int(np.max(np.minimum(d, b - d))) if d.size else 0
 
 
-def _state_table(w: int, A: int):
+def band_state_table(w: int, A: int):
     """The weak compositions ``(L_0..L_{w-1}, r)`` of sums ``<= A`` (sorted by sum), the
     offset of each sum, and ``nxt[s, c]``: the state after a bin of count ``c``
     (``L`` shifted by one, ``c`` appended, ``r += L_0``; -1 beyond the sum ``A``)."""
@@ -209,7 +210,7 @@ def _band_dp(S, w, A, st, start, nxt, lgam):  # pragma: no cover - numba
                 for c in range(A - tot + 1):
                     x = v + S[j, j] * c * (c - 1) * 0.5 + c * field - lgam[c]
                     tg = nxt[i, c]
-                    new[tg] = _log_add(new[tg], x)
+                    new[tg] = log_add(new[tg], x)
             for i in range(lo, ns):
                 cur[i] = new[i]
         for i in range(lo, ns):
@@ -219,7 +220,7 @@ def _band_dp(S, w, A, st, start, nxt, lgam):  # pragma: no cover - numba
             tot = 0
             for l in range(w + 1):
                 tot += st[i, l]
-            Z[tot] = _log_add(Z[tot], v)
+            Z[tot] = log_add(Z[tot], v)
     return Z
 
 
@@ -240,7 +241,7 @@ def band_fixed_bin_log_moments(S: np.ndarray, A: int) -> np.ndarray:
     w = max(cyclic_bandwidth(S), 1)
     if b < 2 * w + 1:
         raise ValueError(f"the band transfer needs b >= 2w + 1 bins (b={b}, w={w})")
-    st, start, nxt = _state_table(w, int(A))
+    st, start, nxt = band_state_table(w, int(A))
     lgam = np.array([math.lgamma(c + 1.0) for c in range(A + 2)])
     Z = _band_dp(S, w, int(A), st, start, nxt, lgam)
     t = np.arange(A + 1, dtype=np.float64)

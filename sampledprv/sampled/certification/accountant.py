@@ -192,6 +192,14 @@ class SampledAccountant(PrivacyAccountant):
         :mod:`sampledprv.sampled.certification.tails`).  They are premises of the certificate.
         """
         count = v.positive_int("count", count)
+        parts = getattr(mechanism, "composition_parts", None)
+        if callable(parts) and parts() is not None:     # a spec that is a composition
+            if renyi is not None or loss_range is not None:
+                raise ValueError(f"{mechanism!r} is composed as its parts: give renyi= and "
+                                 "loss_range= to the parts (spec.composition_parts())")
+            for part, k in parts():
+                self.compose(part, k * count)
+            return self
         side = (as_renyi(renyi), as_loss_range(loss_range))
         for pair in end_pairs(self, mechanism):
             if hasattr(pair, "check"):

@@ -16,9 +16,11 @@ reduction, :mod:`sampledprv.rdp.allocation_reduction`), the accountant certifies
   where every composed spec has one.
 
 * for a composition of one spec with a hook ``tilted_law(order, count)`` (random
-  allocation with Gaussian steps): two-sided bounds on the remove direction from draws
-  of the tilted law :math:`P_a` (:mod:`.tilted`), at ``alpha / 3`` (then every sampled
-  bound gets ``alpha / 3``), the add direction taken from the own envelopes.  The order
+  allocation with Gaussian steps, the fixed-bin matrix mechanism): two-sided bounds on
+  the remove direction from draws of the tilted law :math:`P_a` (:mod:`.tilted`), at
+  ``alpha / 3`` (then every sampled bound gets ``alpha / 3``; ``alpha / 2`` each when
+  the spec has no dominating composition, so no reduction is sampled), the add
+  direction taken from the own envelopes.  The order
   is the one that minimises the RDP conversion at the query (the Chernoff-optimal
   order), capped by what the law can store; ``max(n_remove // 10, 1000)`` draws (``n_remove`` the remove direction's ``n_samples``).
 
@@ -46,6 +48,7 @@ __all__ = ["has_alternatives", "Alternatives", "best_of"]
 
 _RDP_NAME = ("RDP conversion of the proven Renyi bounds (Canonne-Kamath-Steinke Prop. 12; "
              "exact occupancy moments where affordable, block reduction beyond)")
+_RDP_NAME_PLAIN = "RDP conversion of the proven Renyi bounds (Canonne-Kamath-Steinke Prop. 12)"
 
 
 def _hooks(mech: Any, conditional: bool = True) -> tuple:
@@ -53,9 +56,20 @@ def _hooks(mech: Any, conditional: bool = True) -> tuple:
     return tuple(fn(conditional=conditional)) if callable(fn) else ()
 
 
+def _tiltable(entries: list) -> bool:
+    """Whether the composition is one spec with a tilted law (``tilted_law`` hook)."""
+    if len(entries) != 1:
+        return False
+    only, count = entries[0]
+    return callable(getattr(only, "tilted_law", None)) and \
+        only.tilted_law(2, count) is not None
+
+
 def has_alternatives(entries: dict) -> bool:
-    """Whether a composed spec of the bank's ``entries`` has a dominating composition."""
-    return any(_hooks(m) for m, _ in entries.values())
+    """Whether a composed spec of the bank's ``entries`` has a dominating composition,
+    or the composition is one spec with a tilted law."""
+    return any(_hooks(m) for m, _ in entries.values()) or \
+        _tiltable(list(entries.values()))
 
 
 class Alternatives:
@@ -73,10 +87,8 @@ class Alternatives:
     def __init__(self, outer: Any, make_inner: Callable[[float], Any]) -> None:
         bank = outer._bank
         self._entries = [(m, c) for m, c in bank.entries.values()]
-        only = self._entries[0][0] if len(self._entries) == 1 else None
-        tilt = callable(getattr(only, "tilted_law", None)) and \
-            only.tilted_law(2, self._entries[0][1]) is not None
-        self._tilt_spec = only if tilt else None
+        tilt = _tiltable(self._entries)
+        self._tilt_spec = self._entries[0][0] if tilt else None
         replaced: List[Tuple[Any, int, Any, Any]] = []
         names: List[str] = []
         for key, (m, c) in bank.entries.items():
@@ -90,7 +102,9 @@ class Alternatives:
                 replaced.extend((spec, count * c, None, None) for spec, count in blocks)
             else:
                 replaced.append((m, c, renyi, loss_range))
-        self.alpha_each = outer.alpha / (3.0 if self._tilt_spec is not None else 2.0)
+        #: the sampled bounds sharing alpha: own envelopes, reduction (if any), tilted
+        self.n_sampled = 1 + bool(names) + (self._tilt_spec is not None)
+        self.alpha_each = outer.alpha / float(self.n_sampled)
         self.reduction_name = "; ".join(names)
         self._replaced = replaced
         self._make_inner = make_inner
@@ -192,17 +206,21 @@ class Alternatives:
         maxima over the directions asked.  The ``method`` names the winners."""
         dname = None if direction is None else as_direction(direction).value
         dirs = ("remove", "add") if dname is None else (dname,)
-        red = getattr(self.reduction(), query)(x, direction)
+        red = getattr(self.reduction(), query)(x, direction) if self.reduction_name \
+            else None
         own_pd = own.details.get("per_direction", {})
-        red_pd = red.details.get("per_direction", {})
+        red_pd = red.details.get("per_direction", {}) if red is not None else {}
         rdp = self._rdp_value(query, x)
         tilt = self._tilted(query, x)
         ups, lows, cands = {}, {}, {}
         for d in dirs:
             cand_up = [(own_pd.get(d, (own.lower, own.estimate, own.upper))[2], own_name,
                         own.method),
-                       (red_pd.get(d, (0, 0, red.upper))[2], self.reduction_name, red.method),
-                       (rdp, _RDP_NAME, "deterministic")]
+                       (rdp, _RDP_NAME if red is not None else _RDP_NAME_PLAIN,
+                        "deterministic")]
+            if red is not None:
+                cand_up.insert(1, (red_pd.get(d, (0, 0, red.upper))[2],
+                                   self.reduction_name, red.method))
             cand_low = [(own_pd.get(d, (own.lower,))[0], own_name, own.method)]
             if d in tilt:
                 lo, _, up, how = tilt[d]
@@ -220,7 +238,7 @@ class Alternatives:
         low, low_name, low_method = lows[d_low]
         lower = min(low, up)
         est = min(max(own.estimate, lower), up)
-        k = 3 if self._tilt_spec is not None else 2
+        k = self.n_sampled
         method = (f"upper end: {up_name}, {d_up} direction ({up_method}); lower end: "
                   f"{low_name}, {d_low} direction ({low_method}); the {k} sampled bounds "
                   f"each at alpha/{k}, union bound")

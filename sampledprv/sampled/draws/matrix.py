@@ -20,6 +20,9 @@ part in (design notes, "Matrix-factorization training").  With :math:`c_i` the c
     shift :math:`s` uniform, step :math:`i \equiv s` included w.p. ``p``;
     :math:`L = \operatorname{logsumexp}_s \sum_{i\equiv s}\log(1-p+pe^{\ell_i}) - \log b`
     (the columns of one shift are orthogonal: band at most ``b``).
+``EPOCH`` (bin redrawn every epoch, ``C`` block-diagonal by epoch)
+    epochs of ``b`` steps, one uniform step of each epoch; the epochs' outputs are
+    independent, :math:`L = \sum_e [\operatorname{logsumexp}_{j<b}(\ell_{eb+j}) - \log b]`.
 ``BMINSEP`` (b-min-sep)
     participations form a renewal process with gaps :math:`b-1+\mathrm{Geom}(p)`;
     :math:`V_i = \log((1-p)e^{V_{i+1}} + pe^{\ell_i + V_{i+b}})`, :math:`V_{i\ge n} = 0`
@@ -46,10 +49,10 @@ from .rng import normal, uniform
 from .torch_draws import require_torch
 from .user_fills import states_from
 
-__all__ = ["GRAM", "FIXED", "CYCLIC", "BMINSEP", "gram_params", "ndim_params",
+__all__ = ["GRAM", "FIXED", "CYCLIC", "BMINSEP", "EPOCH", "lse_shifted", "gram_params", "ndim_params",
            "matrix_fill", "matrix_numpy_sampler", "pointwise_loss", "gram_torch_sampler"]
 
-GRAM, FIXED, CYCLIC, BMINSEP = 0.0, 1.0, 2.0, 3.0
+GRAM, FIXED, CYCLIC, BMINSEP, EPOCH = 0.0, 1.0, 2.0, 3.0, 4.0
 _HEAD = 10      # kind, sign, n, b, p, warm, log b, nnz1, nnz2, spare
 
 
@@ -113,6 +116,20 @@ def _csr(A: np.ndarray) -> tuple:
             np.concatenate(val))
 
 
+@njit(cache=True, inline="always")
+def lse_shifted(x, half, start, stop):  # pragma: no cover - numba
+    r""":math:`\log\sum_{start \le i < stop} e^{x_i - h_i}` (``h`` = ``half``), the
+    largest term factored out."""
+    m = -math.inf
+    for i in range(start, stop):
+        if x[i] - half[i] > m:
+            m = x[i] - half[i]
+    s = 0.0
+    for i in range(start, stop):
+        s += math.exp(x[i] - half[i] - m)
+    return m + math.log(s)
+
+
 # ---- the Gram-reduced fixed-bin sampler ---------------------------------------------------
 @njit(cache=True)
 def _gram_fill(state, params, out):  # pragma: no cover - numba
@@ -156,16 +173,7 @@ def _gram_fill(state, params, out):  # pragma: no cover - numba
                 i = b - 1
             for q in range(sp_[i], sp_[i + 1]):
                 u[si[q]] += sval[q]
-        m = -math.inf
-        for j in range(b):
-            v = u[j] - half[j]
-            u[j] = v
-            if v > m:
-                m = v
-        s = 0.0
-        for j in range(b):
-            s += math.exp(u[j] - m)
-        out[k] = sign * (m + math.log(s) - logb)
+        out[k] = sign * (lse_shifted(u, half, 0, b) - logb)
 
 
 # ---- the n-dimensional samplers -----------------------------------------------------------
@@ -229,15 +237,12 @@ def _loss_of_z(params, z, ell, acc, ring):  # pragma: no cover - numba
             acc[j] = 0.0
         for i in range(n):
             acc[i % b] += ell[i]
-        m = -math.inf
-        for j in range(b):
-            acc[j] -= mhalf[j]
-            if acc[j] > m:
-                m = acc[j]
-        s = 0.0
-        for j in range(b):
-            s += math.exp(acc[j] - m)
-        return m + math.log(s) - logb
+        return lse_shifted(acc, mhalf, 0, b) - logb
+    if kind == EPOCH:
+        total = 0.0
+        for e in range(n // b):
+            total += lse_shifted(ell, half, e * b, (e + 1) * b) - logb
+        return total
     lq = math.log1p(-p) if p < 1.0 else -math.inf
     lp = math.log(p)
     if kind == CYCLIC:
@@ -283,6 +288,13 @@ def _draw_pattern(state, params, z):  # pragma: no cover - numba
     cidx = params[o:o + nnz]
     o += nnz
     cval = params[o:o + nnz]
+    if kind == EPOCH:
+        for e in range(n // b):
+            s = int(uniform(state) * b)
+            if s >= b:
+                s = b - 1
+            _add_column(z, e * b + s, cptr, cidx, cval)
+        return
     if kind == FIXED or kind == CYCLIC:
         s = int(uniform(state) * b)
         if s >= b:
