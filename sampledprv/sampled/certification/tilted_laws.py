@@ -181,10 +181,15 @@ def allocation_law(mu: float, steps: int, selected: int, order: int,
     the round-off margin of :func:`sampledprv.rdp.occupancy.occupancy_log_moment`.
 
     Round-off of the sampler: each column's choice uses cumulative sums of at most
-    ``g_max`` float64 terms (relative error below ``(g_max + 4) 2^-53`` each, ``exp``
-    included) against a uniform with 53 bits, so each column's choice law is within
-    total variation ``2 (g_max + 5) 2^-53`` of the exact one, and the path's law within
-    ``T`` times that (per epoch): the law's ``tv``, added to the confidence bounds."""
+    ``g_max`` float64 terms ``exp(u + base - tot)``, whose argument is rounded by up to
+    ``3 * largest`` ulps (``largest`` the largest ``|log term|`` met), so each term is
+    off by a relative ``(3 largest + 4) 2^-53`` at most and the sums by
+    ``(g_max + 3 largest + 4) 2^-53``; against a uniform with 53 bits each column's
+    choice law is within total variation ``2 (g_max + 5)(1 + largest) 2^-53`` of the
+    exact one (the errors of the stored ``u`` cancel along a path: its probability
+    telescopes to its exact weight over the common normaliser), and the path's law
+    within ``T`` times that (per epoch): the law's ``tv``, added to the confidence
+    bounds."""
     a, k, T, E = int(order), int(selected), int(steps), int(count)
     if a < 2 or a != order:
         raise ValueError(f"order must be an integer >= 2, got {order!r}")
@@ -218,7 +223,7 @@ def allocation_law(mu: float, steps: int, selected: int, order: int,
             out += _allocation_losses(cum, src, cnt, heads, end, float(mu), k, T,
                                       log_binom, int(n), seed)
         return out
-    tv = E * T * 2.0 * (g_max + 5) * 2.0 ** -53
+    tv = E * T * 2.0 * (g_max + 5) * (1.0 + largest) * 2.0 ** -53
     return renyi_tilted(a, (E * (log_z1 - margin), E * (log_z1 + margin)), draw,
                         f"random allocation ({k} of {T}) tilted to order {a}", tv=tv)
 
