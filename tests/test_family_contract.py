@@ -19,8 +19,6 @@ from scipy import stats
 
 import sampledprv as sp
 from sampledprv.cli import format_mechanism, parse_mechanism
-import sampledprv.batch  # noqa: F401,E402  (registers its families: the list below needs every family,
-#                          and the command line now imports it only on first use)
 from sampledprv.mechanisms import registry
 from sampledprv.mechanisms.laws import loss_pair
 from sampledprv.rdp import renyi_divergence

@@ -35,7 +35,6 @@ from ..mechanisms.base import Mechanism
 from ..mechanisms.registry import CliKind, Family, register
 from ..rdp import matrix_moments as mm
 from ..core.outward import up
-from ..rdp.divergence import register_divergence
 from ..rdp.sampled_gaussian import sampled_gaussian_renyi
 from ..sampled.certification.conditional import ConditionalRemove
 from ..sampled.draws import matrix as dm
@@ -434,6 +433,9 @@ FAMILY = register(Family(
                  vectors=("c_col",)),),
     format=_format,
     relations_note="add/remove (zero-out) only",
-    extras={"sampled_only": True}))
-
-register_divergence(MatrixMechanism, lambda spec, a, d: spec.renyi(a, d))
+    extras={"sampled_only": True},
+    loss_sampler=lambda m, d: m.loss_sampler(d),
+    numpy_loss_sampler=lambda m, d: m.numpy_loss_sampler(d),
+    torch_loss_sampler=lambda m, d: m.torch_loss_sampler(d),
+    conditional=lambda m, d: m.conditional(d),
+    renyi=lambda m, a, d: m.renyi(a, d), renyi_costly=True))

@@ -40,7 +40,6 @@ from ..mechanisms.registry import CliKind, Family, register
 from ..rdp import allocation as ra
 from ..rdp.allocation_reduction import block_counts
 from ..sampled.certification import tilted_laws
-from ..rdp.divergence import register_divergence
 from ..sampled.certification.conditional import ConditionalRemove
 from ..sampled.draws import allocation as al
 
@@ -335,7 +334,7 @@ def _format(m: RandomAllocation) -> str:
 
 
 FAMILY = register(Family(
-    name="random_allocation", types=(RandomAllocation, BallsAndBins),
+    name="random_allocation", types=(RandomAllocation, BallsAndBins, PlainBallsAndBins),
     loss_pair=no_closed_form_law("spec, count=epochs"),
     cli=(CliKind("balls-and-bins", (("sigma", "scale"), ("steps",)),
                  ("sensitivity", "beta"), ("sigma", "scale"),
@@ -352,9 +351,15 @@ FAMILY = register(Family(
     format=_format,
     relations_note="add/remove only",
     # no closed-form law and no kind code of the built-in kernel: the spec samples itself
-    # through the hooks of sampledprv.sampled.draws.hooks (and conditional/renyi)
-    extras={"sampled_only": True}))
-
-#: the proven Renyi bounds of the spec bound the unseen tail of the sampled accountant and
-#: answer :func:`sampledprv.rdp.renyi_divergence`
-register_divergence(RandomAllocation, lambda spec, a, d: spec.renyi(a, d))
+    # through the hooks of sampledprv.sampled.draws.hooks (the methods of the spec, so
+    # that PlainBallsAndBins's own conditional is the one called)
+    extras={"sampled_only": True},
+    loss_sampler=lambda m, d: m.loss_sampler(d),
+    numpy_loss_sampler=lambda m, d: m.numpy_loss_sampler(d),
+    torch_loss_sampler=lambda m, d: m.torch_loss_sampler(d),
+    conditional=lambda m, d: m.conditional(d),
+    dominating_compositions=lambda m, conditional=True: m.dominating_compositions(conditional),
+    tilted_law=lambda m, order, count=1: m.tilted_law(order, count),
+    # the proven Renyi bounds of the spec bound the unseen tail of the sampled accountant
+    # and answer sampledprv.rdp.renyi_divergence (quadrature-like: anchors only)
+    renyi=lambda m, a, d: m.renyi(a, d), renyi_costly=True))

@@ -40,6 +40,7 @@ from ...core.interval import Interval
 from ...mechanisms.base import as_direction
 from ...rdp.accountant import RdpAccountant
 from ...rdp.divergence import renyi_divergence
+from ..draws.hooks import find_hook
 from .tilted import tilted_delta, tilted_epsilon
 
 __all__ = ["has_alternatives", "Alternatives", "best_of"]
@@ -49,8 +50,8 @@ _RDP_NAME = ("RDP conversion of the proven Renyi bounds (Canonne-Kamath-Steinke 
 
 
 def _hooks(mech: Any, conditional: bool = True) -> tuple:
-    fn = getattr(mech, "dominating_compositions", None)
-    return tuple(fn(conditional=conditional)) if callable(fn) else ()
+    fn = find_hook(mech, "dominating_compositions")
+    return tuple(fn(conditional=conditional)) if fn is not None else ()
 
 
 def has_alternatives(entries: dict) -> bool:
@@ -74,8 +75,8 @@ class Alternatives:
         bank = outer._bank
         self._entries = [(m, c) for m, c in bank.entries.values()]
         only = self._entries[0][0] if len(self._entries) == 1 else None
-        tilt = callable(getattr(only, "tilted_law", None)) and \
-            only.tilted_law(2, self._entries[0][1]) is not None
+        tilt = find_hook(only, "tilted_law") is not None and \
+            find_hook(only, "tilted_law")(2, self._entries[0][1]) is not None
         self._tilt_spec = only if tilt else None
         replaced: List[Tuple[Any, int, Any, Any]] = []
         names: List[str] = []
@@ -151,7 +152,7 @@ class Alternatives:
         while a >= 2:
             if a in self._tilted_laws:
                 return a
-            law = spec.tilted_law(a, count)
+            law = find_hook(spec, "tilted_law")(a, count)
             if law is not None:
                 rng = np.random.default_rng([self._seed, 33, a])
                 self._tilted_laws[a] = (law, law.draw(rng, self._n_tilted))

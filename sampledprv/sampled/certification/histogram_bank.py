@@ -27,6 +27,7 @@ from ...core import validation as v
 from ...core.advice import AdvisedWarning, Remedy, warn_user
 from ...mechanisms import Mechanism
 from ...mechanisms.base import NeighbouringRelation, as_relation
+from ..draws.hooks import find_hook
 from ..draws.torch_draws import default_device
 from ..histograms.checkpoint import as_checkpoint
 from ..histograms.empirical import EmpiricalPRV
@@ -188,8 +189,8 @@ class HistogramBank:
         its envelopes built by it (:mod:`.conditional`)."""
         if isinstance(mech, EmpiricalPRV):
             return None
-        hook = getattr(self.pair(mech), "conditional", None)
-        return hook(d) if callable(hook) else None
+        hook = find_hook(self.pair(mech), "conditional")
+        return hook(d) if hook is not None else None
 
     def tail(self, key: object, mech: object, d: str) -> Optional[TailBound]:
         """Tail information of the histogram ``(key, d)`` (None: samples only)."""

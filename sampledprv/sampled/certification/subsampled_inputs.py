@@ -494,8 +494,13 @@ def _subsampled_fill(base: Any, q: float, remove: bool) -> Callable:
 
 
 def _register() -> None:
-    register(Family(name="subsampled_user_pair",
-                    types=(SubsampledUserPair, SplicedSymmetricPair),
+    register(Family(name="subsampled_user_pair", types=(SubsampledUserPair,),
+                    loss_pair=_refuse_analytic, numpy_losses=_refuse_analytic,
+                    relations_note="sampled accountant only",
+                    loss_sampler=lambda m, d: m.loss_sampler(d),
+                    numpy_loss_sampler=lambda m, d: m.numpy_loss_sampler(d)))
+    # no sampler of its own: the accountant splices its two histograms (``empirical``)
+    register(Family(name="spliced_symmetric_pair", types=(SplicedSymmetricPair,),
                     loss_pair=_refuse_analytic, numpy_losses=_refuse_analytic,
                     relations_note="sampled accountant only"))
 
