@@ -32,7 +32,7 @@ from scipy import sparse
 from ..core.formatting import spec_number as _g
 from ..core import validation as v
 from ..mechanisms.base import Mechanism
-from ..mechanisms.registry import CliKind, Family, register
+from ..mechanisms.registry import CliKind, Family, method_hooks, register
 from ..rdp import matrix_moments as mm
 from ..core.outward import up
 from ..rdp.sampled_gaussian import sampled_gaussian_renyi
@@ -40,7 +40,7 @@ from ..sampled.certification.conditional import ConditionalRemove
 from ..sampled.draws import matrix as dm
 from . import matrix_geometry as geo
 from .matrix_samplers import BMinSep, CyclicPoisson, FixedBin
-from .random_allocation import no_closed_form_law
+from .random_allocation import SAMPLED_HOOKS, no_closed_form_law
 
 __all__ = ["MatrixMechanism", "FixedBin", "CyclicPoisson", "BMinSep"]
 
@@ -433,9 +433,4 @@ FAMILY = register(Family(
                  vectors=("c_col",)),),
     format=_format,
     relations_note="add/remove (zero-out) only",
-    extras={"sampled_only": True},
-    loss_sampler=lambda m, d: m.loss_sampler(d),
-    numpy_loss_sampler=lambda m, d: m.numpy_loss_sampler(d),
-    torch_loss_sampler=lambda m, d: m.torch_loss_sampler(d),
-    conditional=lambda m, d: m.conditional(d),
-    renyi=lambda m, a, d: m.renyi(a, d), renyi_costly=True))
+    extras={"sampled_only": True}, renyi_costly=True, **method_hooks(*SAMPLED_HOOKS)))

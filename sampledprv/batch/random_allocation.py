@@ -36,7 +36,7 @@ from ..mechanisms.base import Mechanism
 from ..mechanisms.gaussian import Gaussian
 from ..mechanisms.generalized_gaussian import GeneralizedGaussian
 from ..mechanisms.laplace import Laplace
-from ..mechanisms.registry import CliKind, Family, register
+from ..mechanisms.registry import CliKind, Family, method_hooks, register
 from ..rdp import allocation as ra
 from ..rdp.allocation_reduction import block_counts
 from ..sampled.certification import tilted_laws
@@ -70,6 +70,11 @@ def no_closed_form_law(compose_call: str):
             "Renyi tail bounds give certified intervals), e.g. "
             f"sp.SampledAccountant(n_samples=10**7).compose({compose_call})")
     return loss_pair
+
+
+#: the hooks a batch sampler's spec implements (its family's record names them)
+SAMPLED_HOOKS = ("loss_sampler", "numpy_loss_sampler", "torch_loss_sampler", "conditional",
+                 "renyi")
 
 
 def _step_base(base: Any) -> Any:
@@ -354,12 +359,7 @@ FAMILY = register(Family(
     # through the hooks of sampledprv.sampled.draws.hooks (the methods of the spec, so
     # that PlainBallsAndBins's own conditional is the one called)
     extras={"sampled_only": True},
-    loss_sampler=lambda m, d: m.loss_sampler(d),
-    numpy_loss_sampler=lambda m, d: m.numpy_loss_sampler(d),
-    torch_loss_sampler=lambda m, d: m.torch_loss_sampler(d),
-    conditional=lambda m, d: m.conditional(d),
-    dominating_compositions=lambda m, conditional=True: m.dominating_compositions(conditional),
-    tilted_law=lambda m, order, count=1: m.tilted_law(order, count),
     # the proven Renyi bounds of the spec bound the unseen tail of the sampled accountant
     # and answer sampledprv.rdp.renyi_divergence (quadrature-like: anchors only)
-    renyi=lambda m, a, d: m.renyi(a, d), renyi_costly=True))
+    renyi_costly=True, **method_hooks(*SAMPLED_HOOKS, "dominating_compositions",
+                                      "tilted_law")))

@@ -51,7 +51,7 @@ from .base import Mechanism, NeighbouringRelation, as_relation
 
 __all__ = ["CliKind", "Family", "Lazy", "Deferred", "DEFERRED", "register", "family_of",
            "family", "families", "cli_kinds", "cli_kind", "cli_aliases", "for_relation",
-           "hook", "is_registered", "SPEC_HOOKS", "torch_from_kernel", "UnsupportedRelationError"]
+           "hook", "is_registered", "method_hooks", "SPEC_HOOKS", "torch_from_kernel", "UnsupportedRelationError"]
 
 
 class UnsupportedRelationError(ValueError):
@@ -399,6 +399,18 @@ def cli_kind(name: str) -> Optional[CliKind]:
     if name not in _CLI and name not in _CLI_ALIASES:
         _load(tuple(d for d in DEFERRED if name in d.kinds))
     return _CLI.get(_CLI_ALIASES.get(name, name))
+
+
+def method_hooks(*names: str) -> Dict[str, Callable]:
+    """Plug-ins (``Family`` keyword arguments) that call the spec's own methods of these
+    names, ``plug(spec, *args) = spec.<name>(*args)``: for a family whose spec class
+    implements its hooks (a subclass's override is the one called)."""
+    def calls(name: str) -> Callable:
+        def plug(spec: Any, *args: Any, **kwargs: Any) -> Any:
+            return getattr(spec, name)(*args, **kwargs)
+        plug.__name__ = plug.__qualname__ = name
+        return plug
+    return {name: calls(name) for name in names}
 
 
 def is_registered(obj: object) -> bool:

@@ -82,7 +82,7 @@ from .gaussian import Gaussian, gaussian_mu_pair
 from .laws import loss_pair
 from .generalized_gaussian import GeneralizedGaussian
 from .registry import (Family, Lazy, UnsupportedRelationError, family_of, for_relation as
-                       _family_relation, register)
+                       _family_relation, method_hooks, register)
 from .numpy_losses import spec_loss_sampler
 from .subsampled import PoissonSubsampled, is_user_pair, refuse_batch_scheme, user_pair_hook
 
@@ -265,8 +265,7 @@ class GaussianMixturePair(Mechanism):
 register(Family(
     name="gaussian_mixture_pair", types=(GaussianMixturePair,),
     loss_pair=lambda m: m.loss_pair(), numpy_losses=lambda m: m._numpy_pair(),
-    loss_sampler=lambda m, d: m.loss_sampler(d),
-    numpy_loss_sampler=lambda m, d: m.numpy_loss_sampler(d)))
+    **method_hooks("loss_sampler", "numpy_loss_sampler")))
 
 
 # ---- resolution ----------------------------------------------------------------------------

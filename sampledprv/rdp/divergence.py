@@ -55,7 +55,7 @@ from .sampled_gaussian import sampled_gaussian_renyi
 from .subsampled import (chord_bound, integer_order, subsampled_fractional_bound,
                          subsampled_general_bound, subsampled_remove_bound)
 
-__all__ = ["renyi_divergence", "DIRECTIONS", "register_divergence",
+__all__ = ["renyi_divergence", "DIRECTIONS", "register_divergence", "spec_divergence",
            "generalized_gaussian_renyi", "symmetric_pair_renyi"]
 
 DIRECTIONS = ("remove", "add")
@@ -69,6 +69,7 @@ def register_divergence(spec_type: type, bound: Callable[[Mechanism, float, str]
     must return a certified upper bound)."""
     _REGISTRY[spec_type] = bound
     _integer_sum_cached.cache_clear()
+    _spec_bound_cached.cache_clear()
 
 
 def _check(order: object, direction: str) -> float:
@@ -109,7 +110,7 @@ def _base_fn(spec: Mechanism, direction: str) -> Callable[[int], float]:
 
     def direct(k: int) -> float:
         if k not in cache:
-            cache[k] = renyi_divergence(spec, float(k), direction)
+            cache[k] = spec_divergence(spec, float(k), direction)
         return cache[k]
 
     def f(k: int) -> float:
@@ -159,8 +160,8 @@ def _subsampled(spec: PoissonSubsampled, a: float, direction: str) -> float:
         best = min(best, chord_bound(a, whole))
     if direction == "remove" or base.symmetric:
         if 1.0 < a < 2.0 and q < 1.0:
-            best = min(best, subsampled_fractional_bound(a, q, renyi_divergence(base, a,
-                                                                               "remove")))
+            best = min(best, subsampled_fractional_bound(a, q, spec_divergence(base, a,
+                                                                              "remove")))
         if isinstance(base, Gaussian) and q < 1.0:
             # the Gaussian is symmetric: the add direction is at most the remove direction
             best = min(best, sampled_gaussian_renyi(a, q, base.mu))
@@ -196,6 +197,10 @@ def renyi_divergence(spec: Mechanism, order: float, direction: str) -> float:
     a = _check(order, direction)
     if not isinstance(spec, Mechanism):
         raise ValueError(f"spec must be a sampledprv mechanism spec, got {spec!r}")
+    return spec_divergence(spec, a, direction)
+
+
+def _spec_bound(spec: Mechanism, a: float, direction: str) -> float:
     bound = _bound_of(spec)
     if bound is None:
         raise ValueError(f"no Renyi divergence bound for {type(spec).__name__}; supported: "
@@ -203,6 +208,33 @@ def renyi_divergence(spec: Mechanism, order: float, direction: str) -> float:
                          "PureDP, ApproxDP(delta=0), PoissonSubsampled of these, and every "
                          "family that registers a renyi hook")
     return float(bound(spec, a, direction))
+
+
+#: bounds by (spec, order, direction): a spec is a frozen value and its bound a function
+#: of it, so a sampled query's thousands of evaluations of the same few base orders (the
+#: subsampling sums, the batch samplers' step moments) are computed once; cleared by
+#: :func:`register_divergence`
+_spec_bound_cached = functools.lru_cache(maxsize=1 << 16)(_spec_bound)
+
+
+def spec_divergence(spec: Mechanism, order: float, direction: str) -> float:
+    """The straight path of :func:`renyi_divergence` inside this package: the same bound,
+    for a spec known to be a :class:`~sampledprv.mechanisms.Mechanism` and an order
+    already a float, cached (for a hashable spec) instead of validated and dispatched on
+    every call.
+
+    Raises
+    ------
+    ValueError
+        An order not in (1, inf), an unknown direction, or a spec with no bound.
+    """
+    if not 1.0 < order < math.inf or direction not in DIRECTIONS:
+        _check(order, direction)                        # raises, naming the argument
+    try:
+        hash(spec)
+    except TypeError:
+        return _spec_bound(spec, order, direction)
+    return _spec_bound_cached(spec, order, direction)
 
 
 def generalized_gaussian_renyi(spec: Mechanism, a: float, direction: str) -> float:
@@ -250,7 +282,7 @@ def symmetric_pair_renyi(spec: Mechanism, a: float, direction: str) -> float:
     :math:`E_S[e^{(a-1)L}] \le E_{P^*}[e^{(a-1)\ell}] + 1` and
     :math:`D_a(S) \le \log(e^{(a-1)D_a(P^*\|Q^*)} + 1)/(a-1)` in both directions (the
     pair is symmetric)."""
-    d = renyi_divergence(spec.member, a, "remove")      # type: ignore[attr-defined]
+    d = spec_divergence(spec.member, a, "remove")      # type: ignore[attr-defined]
     if math.isinf(d):
         return math.inf
     x = (a - 1.0) * d
