@@ -76,6 +76,7 @@ def test_hooks_are_present(fam, spec):
     if _sampled_only(fam):
         for hook in ("loss_sampler", "numpy_loss_sampler", "renyi"):
             assert callable(getattr(spec, hook, None)), hook
+            assert callable(getattr(fam, hook)), f"{fam.name}: the record names no {hook}"
         assert fam.format is not None and fam.cli and type(spec) in fam.types
         return
     assert fam.loss_pair is not None and fam.numpy_losses is not None

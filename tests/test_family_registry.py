@@ -135,3 +135,23 @@ def test_a_package_family_outside_the_mechanisms_must_be_declared():
     with pytest.raises(ValueError, match="DEFERRED"):
         registry.register(registry.Family(name="undeclared", types=(Undeclared,),
                                           loss_pair=lambda s: None))
+
+
+def test_every_family_registered_outside_the_mechanisms_is_declared():
+    """Read statically: a module of the package outside ``sampledprv/mechanisms`` that
+    calls ``register(Family(...`` is a :data:`registry.DEFERRED` module (the runtime check
+    of :func:`registry.register` fires only once the module is imported)."""
+    import re
+
+    from sampledprv.mechanisms import registry
+
+    pkg = ROOT / "sampledprv"
+    found = set()
+    for path in pkg.rglob("*.py"):
+        rel = path.relative_to(ROOT).with_suffix("")
+        if rel.parts[1] == "mechanisms":
+            continue
+        if re.search(r"\bregister\(\s*Family\(", path.read_text()):
+            found.add(".".join(p for p in rel.parts if p != "__init__"))
+    assert found, "the scan found no family outside sampledprv.mechanisms"
+    assert found == {d.module for d in registry.DEFERRED}, found

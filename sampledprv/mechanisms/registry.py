@@ -117,7 +117,7 @@ def _no_relation(spec: Mechanism, relation: NeighbouringRelation) -> Mechanism:
 @dataclass(frozen=True)
 class Lazy:
     """A plug-in that lives in a higher layer: ``getattr(import_module(module), attribute)``,
-    resolved when the :class:`Family` field holding it is first read."""
+    imported when the :class:`Family` field holding it is first read."""
 
     module: str
     attribute: str
