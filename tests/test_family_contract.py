@@ -19,8 +19,6 @@ from scipy import stats
 
 import sampledprv as sp
 from sampledprv.cli import format_mechanism, parse_mechanism
-import sampledprv.batch  # noqa: F401,E402  (registers its families: the list below needs every family,
-#                          and the command line now imports it only on first use)
 from sampledprv.mechanisms import registry
 from sampledprv.mechanisms.laws import loss_pair
 from sampledprv.rdp import renyi_divergence
@@ -78,6 +76,7 @@ def test_hooks_are_present(fam, spec):
     if _sampled_only(fam):
         for hook in ("loss_sampler", "numpy_loss_sampler", "renyi"):
             assert callable(getattr(spec, hook, None)), hook
+            assert callable(getattr(fam, hook)), f"{fam.name}: the record names no {hook}"
         assert fam.format is not None and fam.cli and type(spec) in fam.types
         return
     assert fam.loss_pair is not None and fam.numpy_losses is not None

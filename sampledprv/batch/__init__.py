@@ -9,9 +9,10 @@ r"""Batch samplers of private training whose privacy loss has no closed form.
 The layer sits above :mod:`sampledprv.sampled` and :mod:`sampledprv.rdp`: a spec here
 brings its own fused Numba sampler (:mod:`sampledprv.sampled.draws.allocation`), its
 conditional sampler and its Renyi bounds (:mod:`sampledprv.rdp.allocation`), and
-registers its family and command-line kinds when this package is imported (``import
-sampledprv`` does so on first use of ``sp.RandomAllocation``; the command line when one
-of its kinds is named or the list of kinds is printed).
+registers its family and command-line kinds when this package is imported; the registry
+declares them (:data:`sampledprv.mechanisms.registry.DEFERRED`) and imports this package
+on the first lookup that needs them (a listing of the families or kinds, one of its kind
+names), so what was imported first does not matter.
 * :class:`MatrixMechanism` -- a whole matrix-factorization (DP-FTRL, banded MF) run
   :math:`y = Cx + N(0, \sigma^2 I)` under :class:`FixedBin`, :class:`CyclicPoisson`,
   :class:`BMinSep` or :class:`EpochBin` sampling (design notes, "Matrix-factorization training").

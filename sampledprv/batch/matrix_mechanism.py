@@ -32,17 +32,16 @@ from scipy import sparse
 from ..core.formatting import spec_number as _g
 from ..core import validation as v
 from ..mechanisms.base import Mechanism
-from ..mechanisms.registry import CliKind, Family, register
+from ..mechanisms.registry import CliKind, Family, method_hooks, register
 from ..rdp import matrix_moments as mm
 from ..core.outward import up
-from ..rdp.divergence import register_divergence
 from ..rdp.sampled_gaussian import sampled_gaussian_renyi
 from ..sampled.certification.conditional import ConditionalRemove
 from ..sampled.certification import tilted_matrix
 from ..sampled.draws import matrix as dm
 from . import matrix_geometry as geo
 from .matrix_samplers import BMinSep, CyclicPoisson, EpochBin, FixedBin
-from .random_allocation import no_closed_form_law
+from .random_allocation import SAMPLED_HOOKS, no_closed_form_law
 
 __all__ = ["MatrixMechanism", "FixedBin", "CyclicPoisson", "BMinSep", "EpochBin"]
 
@@ -519,6 +518,5 @@ FAMILY = register(Family(
                  vectors=("c_col",)),),
     format=_format,
     relations_note="add/remove (zero-out) only",
-    extras={"sampled_only": True}))
-
-register_divergence(MatrixMechanism, lambda spec, a, d: spec.renyi(a, d))
+    extras={"sampled_only": True}, renyi_costly=True,
+    **method_hooks(*SAMPLED_HOOKS, "tilted_law")))

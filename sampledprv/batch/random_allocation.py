@@ -36,11 +36,10 @@ from ..mechanisms.base import Mechanism
 from ..mechanisms.gaussian import Gaussian
 from ..mechanisms.generalized_gaussian import GeneralizedGaussian
 from ..mechanisms.laplace import Laplace
-from ..mechanisms.registry import CliKind, Family, register
+from ..mechanisms.registry import CliKind, Family, method_hooks, register
 from ..rdp import allocation as ra
 from ..rdp.allocation_reduction import block_counts
 from ..sampled.certification import tilted_laws
-from ..rdp.divergence import register_divergence
 from ..sampled.certification.conditional import ConditionalRemove
 from ..sampled.draws import allocation as al
 
@@ -71,6 +70,11 @@ def no_closed_form_law(compose_call: str):
             "Renyi tail bounds give certified intervals), e.g. "
             f"sp.SampledAccountant(n_samples=10**7).compose({compose_call})")
     return loss_pair
+
+
+#: the hooks a batch sampler's spec implements (its family's record names them)
+SAMPLED_HOOKS = ("loss_sampler", "numpy_loss_sampler", "torch_loss_sampler", "conditional",
+                 "renyi")
 
 
 def _step_base(base: Any) -> Any:
@@ -335,7 +339,7 @@ def _format(m: RandomAllocation) -> str:
 
 
 FAMILY = register(Family(
-    name="random_allocation", types=(RandomAllocation, BallsAndBins),
+    name="random_allocation", types=(RandomAllocation, BallsAndBins, PlainBallsAndBins),
     loss_pair=no_closed_form_law("spec, count=epochs"),
     cli=(CliKind("balls-and-bins", (("sigma", "scale"), ("steps",)),
                  ("sensitivity", "beta"), ("sigma", "scale"),
@@ -352,9 +356,10 @@ FAMILY = register(Family(
     format=_format,
     relations_note="add/remove only",
     # no closed-form law and no kind code of the built-in kernel: the spec samples itself
-    # through the hooks of sampledprv.sampled.draws.hooks (and conditional/renyi)
-    extras={"sampled_only": True}))
-
-#: the proven Renyi bounds of the spec bound the unseen tail of the sampled accountant and
-#: answer :func:`sampledprv.rdp.renyi_divergence`
-register_divergence(RandomAllocation, lambda spec, a, d: spec.renyi(a, d))
+    # through the hooks of sampledprv.sampled.draws.hooks (the methods of the spec, so
+    # that PlainBallsAndBins's own conditional is the one called)
+    extras={"sampled_only": True},
+    # the proven Renyi bounds of the spec bound the unseen tail of the sampled accountant
+    # and answer sampledprv.rdp.renyi_divergence (quadrature-like: anchors only)
+    renyi_costly=True, **method_hooks(*SAMPLED_HOOKS, "dominating_compositions",
+                                      "tilted_law")))

@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
 
 from ..core.formatting import spec_number as _g
-from ..mechanisms.registry import CliKind, cli_aliases, cli_kinds, family_of
+from ..mechanisms.registry import CliKind, cli_aliases, cli_kind, cli_kinds, family_of
 from .errors import UsageError
 
 __all__ = ["KINDS", "FREE", "MechanismSpec", "parse_mechanism", "format_mechanism", "CliKind",
@@ -24,42 +24,31 @@ __all__ = ["KINDS", "FREE", "MechanismSpec", "parse_mechanism", "format_mechanis
            "PARAM_ALIASES"]
 
 
-def _register_deferred_kinds() -> None:
-    """Import the packages whose command-line kinds are registered on first use.
-
-    :mod:`sampledprv.batch` registers ``balls-and-bins`` and ``random-allocation`` when it
-    is imported, and importing it loads Numba, the Renyi bounds and the sampled
-    accountant's certification (about 0.5 s, 40% of a command's start-up), which a
-    command using none of its kinds does not need.  So the command line imports it only
-    when a kind name is not registered yet (one of these, or a typo) or the full list of
-    kinds is asked for (``--help``, an unknown kind's message).  Later calls are free."""
-    from .. import batch  # noqa: F401, PLC0415  (registers its command-line kinds)
-
-
-def _kinds() -> Dict[str, CliKind]:
-    """All command-line kinds, those registered on first use included."""
-    _register_deferred_kinds()
-    return cli_kinds()
-
-
 class _KindTable(Mapping):
-    """Read-only view of the command-line kinds (name -> CliKind), those registered on
-    first use (:func:`_register_deferred_kinds`) included."""
+    """Read-only view of the command-line kinds (name -> CliKind).  A lookup by name
+    imports only the package that registers that kind (the batch samplers' kinds are
+    registered by :mod:`sampledprv.batch`, whose import loads Numba, the Renyi bounds and
+    the sampled certification, about 0.5 s, which a command using none of its kinds does
+    not need: :data:`sampledprv.mechanisms.registry.DEFERRED`); listing them imports all."""
 
     def __getitem__(self, name: str) -> CliKind:
-        kinds = cli_kinds()
-        if name not in kinds:
-            kinds = _kinds()
-        return kinds[name]
+        kind = cli_kind(name)
+        if kind is None or kind.name != name:
+            raise KeyError(name)
+        return kind
 
     def __contains__(self, name: object) -> bool:
-        return name in cli_kinds() or name in _kinds()
+        try:
+            self[name]                    # type: ignore[index]
+        except (KeyError, TypeError):
+            return False
+        return True
 
     def __iter__(self) -> Iterator[str]:
-        return iter(_kinds())
+        return iter(cli_kinds())
 
     def __len__(self) -> int:
-        return len(_kinds())
+        return len(cli_kinds())
 
 
 #: the mechanism kinds of the command line, from :mod:`sampledprv.mechanisms.registry`
@@ -241,10 +230,9 @@ def kind_of(token: str, text: str) -> Tuple[CliKind, str]:
             if head.startswith(pre):
                 head, q_needed, typed = head[len(pre):], "fixed", pre
                 break
-    if head not in cli_kinds() and head not in cli_aliases():
-        _register_deferred_kinds()          # a kind registered on first use, or unknown
-    head = cli_aliases().get(head, head)
-    if head not in KINDS:
+    known = cli_kind(head)      # imports only the package registering it (batch kinds)
+    head = head if known is None else known.name
+    if known is None:
         names = list(KINDS) + list(cli_aliases())
         # suggest a full kind name, with the sampling prefix as typed: 'subsampled-gausian'
         # gets 'subsampled-gaussian', not 'gaussian'

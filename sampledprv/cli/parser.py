@@ -118,7 +118,7 @@ def _main_epilog() -> str:
 class _MainParser(argparse.ArgumentParser):
     """The top-level parser, whose epilog is written when the help is: listing every
     mechanism kind imports the packages that register kinds on first use
-    (``mechanism_strings._register_deferred_kinds``), which a command does not need."""
+    (``sampledprv.mechanisms.registry.DEFERRED``), which a command does not need."""
 
     def format_help(self) -> str:
         if self.epilog is None:

@@ -21,6 +21,7 @@ copied, by :func:`copy.deepcopy`.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import threading
 from typing import Any, Callable, Iterable, TypeVar
@@ -107,25 +108,34 @@ def _state(obj: object) -> dict:
 
 
 def _resources(state: dict, transient: tuple[str, ...]) -> list:
-    """The transient objects of ``state`` (``attr`` or ``attr.key`` paths)."""
+    """The transient objects of ``state`` (``attr`` or ``attr.key`` paths; ``key`` is a
+    dict key or a field of a frozen dataclass)."""
     found = []
     for path in transient:
         attr, _, key = path.partition(".")
         value = state.get(attr)
         if key:
-            value = value.get(key) if isinstance(value, dict) else None
+            if isinstance(value, dict):
+                value = value.get(key)
+            else:
+                value = getattr(value, key, None) if dataclasses.is_dataclass(value) else None
         if value is not None:
             found.append(value)
     return found
 
 
 def _drop(state: dict, paths: tuple[str, ...]) -> dict:
-    """``state`` with the ``paths`` (``attr`` or ``attr.key``) set to ``None``."""
+    """``state`` with the ``paths`` (``attr`` or ``attr.key``) set to ``None`` (a frozen
+    dataclass is replaced by a copy with that field ``None``, not changed)."""
     for path in paths:
         attr, _, key = path.partition(".")
+        value = state.get(attr)
         if key:
-            if isinstance(state.get(attr), dict) and key in state[attr]:
-                state[attr] = {**state[attr], key: None}
+            if isinstance(value, dict) and key in value:
+                state[attr] = {**value, key: None}
+            elif dataclasses.is_dataclass(value) and not isinstance(value, type) \
+                    and getattr(value, key, None) is not None:
+                state[attr] = dataclasses.replace(value, **{key: None})
         elif attr in state:
             state[attr] = None
     return state

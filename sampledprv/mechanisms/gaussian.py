@@ -19,7 +19,7 @@ from ..core.law import LossDistribution
 from ..core.outward import up
 from ..core.formatting import spec_number as _g
 from .base import doubled_under_substitution, Mechanism
-from .registry import CliKind, Family, register
+from .registry import CliKind, Family, register, torch_from_kernel
 
 __all__ = ["Gaussian", "gaussian_mu_pair"]
 
@@ -127,7 +127,7 @@ def _format(m: Gaussian) -> str:
 FAMILY = register(Family(
     name="gaussian", types=(Gaussian,),
     loss_pair=lambda m: gaussian_mu_pair(m.mu),
-    numba_source=_numba,
+    numba_source=_numba, torch_source=torch_from_kernel(_numba),
     numpy_losses=lambda m: gaussian_numpy_losses(m.mu),
     for_relation=doubled_under_substitution,
     cli=(CliKind("gaussian", (("sigma",),), ("sensitivity",), ("sigma",), "gaussian sigma=1",

@@ -23,7 +23,8 @@ from ..core.formatting import spec_number as _g
 from .gaussian import _sens, gaussian_mu_pair
 from ._gg_losses import gg_numpy_losses
 from .laplace import laplace_eps_pair
-from .registry import CliKind, Family, UnsupportedRelationError, register
+from .registry import (CliKind, Family, Lazy, UnsupportedRelationError, register,
+                       torch_from_kernel)
 
 __all__ = ["GeneralizedGaussian", "GGNMax"]
 
@@ -439,4 +440,7 @@ FAMILY = register(Family(
                  aliases=("gnmax",))),
     format=_format,
     relations_note="GG: substitution doubles the sensitivity; GGNMax: add/remove only",
-    extras={"shift_family": True}))
+    extras={"shift_family": True},
+    torch_source=torch_from_kernel(_numba),
+    # certified quadrature (rdp numerics), at anchor orders only in the subsampling sums
+    renyi=Lazy("sampledprv.rdp.divergence", "generalized_gaussian_renyi"), renyi_costly=True))

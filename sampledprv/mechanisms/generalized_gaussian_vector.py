@@ -20,7 +20,7 @@ from ..core import validation as v
 from .base import Mechanism
 from ..core.formatting import spec_number as _g
 from .generalized_gaussian import GeneralizedGaussian, sigma_to_scale
-from .registry import CliKind, Family, register
+from .registry import CliKind, Family, Lazy, register
 
 __all__ = ["GeneralizedGaussianVector", "MAX_DIMENSION"]
 
@@ -121,4 +121,5 @@ FAMILY = register(Family(
                  _build, aliases=("generalized-gaussian-vector", "ggv"),
                  integers=("dimension",)),),
     format=_format,
-    relations_note="GG vector: add/remove only (the worst case over the l_beta ball)"))
+    relations_note="GG vector: add/remove only (the worst case over the l_beta ball)",
+    renyi=Lazy("sampledprv.rdp.gg_vector", "vector_spec_renyi"), renyi_costly=True))

@@ -21,7 +21,7 @@ from ..core.outward import up
 from .base import doubled_under_substitution, Mechanism
 from ..core.formatting import spec_number as _g
 from .gaussian import _sens
-from .registry import CliKind, Family, register
+from .registry import CliKind, Family, register, torch_from_kernel
 
 __all__ = ["Laplace", "laplace_eps_pair"]
 
@@ -112,7 +112,7 @@ def _format(m: Laplace) -> str:
 FAMILY = register(Family(
     name="laplace", types=(Laplace,),
     loss_pair=lambda m: laplace_eps_pair(m.epsilon),
-    numba_source=_numba, numpy_losses=_numpy, for_relation=doubled_under_substitution,
+    numba_source=_numba, torch_source=torch_from_kernel(_numba), numpy_losses=_numpy, for_relation=doubled_under_substitution,
     cli=(CliKind("laplace", (("scale",),), ("sensitivity",), ("scale",), "laplace scale=2",
                  "Laplace noise with scale b, L1 sensitivity (default 1)", _build,
                  aliases=("lap",)),),

@@ -81,8 +81,8 @@ from .base import Mechanism, NeighbouringRelation
 from .gaussian import Gaussian, gaussian_mu_pair
 from .laws import loss_pair
 from .generalized_gaussian import GeneralizedGaussian
-from .registry import (Family, UnsupportedRelationError, family_of, for_relation as
-                       _family_relation, register)
+from .registry import (Family, Lazy, UnsupportedRelationError, family_of, for_relation as
+                       _family_relation, method_hooks, register)
 from .numpy_losses import spec_loss_sampler
 from .subsampled import PoissonSubsampled, is_user_pair, refuse_batch_scheme, user_pair_hook
 
@@ -264,7 +264,8 @@ class GaussianMixturePair(Mechanism):
 
 register(Family(
     name="gaussian_mixture_pair", types=(GaussianMixturePair,),
-    loss_pair=lambda m: m.loss_pair(), numpy_losses=lambda m: m._numpy_pair()))
+    loss_pair=lambda m: m.loss_pair(), numpy_losses=lambda m: m._numpy_pair(),
+    **method_hooks("loss_sampler", "numpy_loss_sampler")))
 
 
 # ---- resolution ----------------------------------------------------------------------------
@@ -426,7 +427,9 @@ def _symmetrized_samplers(pair: SymmetricDominatingPair):
 
 register(Family(
     name="symmetric_dominating_pair", types=(SymmetricDominatingPair,),
-    loss_pair=lambda m: m.loss_pair(), numpy_losses=_symmetrized_samplers))
+    loss_pair=lambda m: m.loss_pair(), numpy_losses=_symmetrized_samplers,
+    # the member's bound through the symmetrisation (rdp numerics)
+    renyi=Lazy("sampledprv.rdp.divergence", "symmetric_pair_renyi"), renyi_costly=True))
 
 
 def fixed_size_bounds(spec: Mechanism, relation: NeighbouringRelation) -> Tuple[Mechanism,

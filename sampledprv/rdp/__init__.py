@@ -14,7 +14,6 @@ from .accountant import DEFAULT_ORDERS, RdpAccountant, rdp_curve
 from .conversion import delta_from_rdp, epsilon_from_rdp
 from .divergence import DIRECTIONS, register_divergence, renyi_divergence
 from .gg_quadrature import gg_renyi_bounds
-from . import gg_vector as _gg_vector   # registers the vector spec's divergence
 from .sampled_gaussian import sampled_gaussian_renyi
 from .subsampled import subsampled_general_bound, subsampled_remove_bound
 

@@ -58,7 +58,7 @@ import numpy as np
 
 from ..mechanisms import Gaussian
 from ..core.outward import up
-from .divergence import renyi_divergence
+from .divergence import spec_divergence
 from .allocation_reduction import block_counts
 from .occupancy import affordable, occupancy_log_moment
 
@@ -114,14 +114,14 @@ def step_log_moment(base: Any, c: int) -> float:
         return 0.0
     if isinstance(base, Gaussian):
         return up(0.5 * c * (c - 1) * base.mu * base.mu)
-    return up((c - 1) * renyi_divergence(base, float(c), "remove"))
+    return up((c - 1) * spec_divergence(base, float(c), "remove"))
 
 
 def step_add_divergence(base: Any, lam: float) -> float:
     r"""Upper bound on :math:`D_\lambda(B\|A)` of a base step spec."""
     if isinstance(base, Gaussian):
         return up(0.5 * lam * base.mu * base.mu)
-    return renyi_divergence(base, float(lam), "add")
+    return spec_divergence(base, float(lam), "add")
 
 
 @functools.lru_cache(maxsize=4096)

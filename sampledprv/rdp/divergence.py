@@ -8,11 +8,13 @@ r"""Upper bounds on the Renyi divergence of built-in mechanism specs.
 maximised over all neighbouring pairs the spec describes (the conventions of
 :func:`sampledprv.mechanisms.relations.privacy_loss`).  Where the bound comes from:
 
-* a family's own module, through its :attr:`~sampledprv.mechanisms.registry.Family.renyi`
-  hook (Gaussian, Laplace, randomized response, pure and approximate DP below; any new
-  family the same way, with no edit here);
-* this toolkit, for bounds that need its numerics (the GG quadrature, the subsampling
-  expansions, the symmetric dominating pair): :data:`_TOOLKIT`, keyed by family name;
+* the family's record, its :attr:`~sampledprv.mechanisms.registry.Family.renyi` plug-in
+  (Gaussian, Laplace, randomized response, pure and approximate DP, the batch samplers;
+  any new family the same way, with no edit here).  Bounds that need this package's
+  numerics are defined here or beside it and named in the record by reference
+  (:class:`~sampledprv.mechanisms.registry.Lazy`): :func:`generalized_gaussian_renyi`,
+  :func:`symmetric_pair_renyi`, :func:`sampledprv.rdp.gg_vector.vector_spec_renyi`;
+* the subsampling expansions here, for ``PoissonSubsampled``;
 * :func:`register_divergence`, for spec types outside the registry.
 
 Per spec (all cover both directions):
@@ -42,7 +44,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Optional
 
 from ..core import validation as v
 from ..mechanisms import Gaussian, GGNMax, Mechanism, PoissonSubsampled
@@ -53,7 +55,8 @@ from .sampled_gaussian import sampled_gaussian_renyi
 from .subsampled import (chord_bound, integer_order, subsampled_fractional_bound,
                          subsampled_general_bound, subsampled_remove_bound)
 
-__all__ = ["renyi_divergence", "DIRECTIONS", "register_divergence"]
+__all__ = ["renyi_divergence", "DIRECTIONS", "register_divergence", "spec_divergence",
+           "generalized_gaussian_renyi", "symmetric_pair_renyi"]
 
 DIRECTIONS = ("remove", "add")
 
@@ -66,6 +69,7 @@ def register_divergence(spec_type: type, bound: Callable[[Mechanism, float, str]
     must return a certified upper bound)."""
     _REGISTRY[spec_type] = bound
     _integer_sum_cached.cache_clear()
+    _spec_bound_cached.cache_clear()
 
 
 def _check(order: object, direction: str) -> float:
@@ -106,7 +110,7 @@ def _base_fn(spec: Mechanism, direction: str) -> Callable[[int], float]:
 
     def direct(k: int) -> float:
         if k not in cache:
-            cache[k] = renyi_divergence(spec, float(k), direction)
+            cache[k] = spec_divergence(spec, float(k), direction)
         return cache[k]
 
     def f(k: int) -> float:
@@ -156,8 +160,8 @@ def _subsampled(spec: PoissonSubsampled, a: float, direction: str) -> float:
         best = min(best, chord_bound(a, whole))
     if direction == "remove" or base.symmetric:
         if 1.0 < a < 2.0 and q < 1.0:
-            best = min(best, subsampled_fractional_bound(a, q, renyi_divergence(base, a,
-                                                                               "remove")))
+            best = min(best, subsampled_fractional_bound(a, q, spec_divergence(base, a,
+                                                                              "remove")))
         if isinstance(base, Gaussian) and q < 1.0:
             # the Gaussian is symmetric: the add direction is at most the remove direction
             best = min(best, sampled_gaussian_renyi(a, q, base.mu))
@@ -193,6 +197,10 @@ def renyi_divergence(spec: Mechanism, order: float, direction: str) -> float:
     a = _check(order, direction)
     if not isinstance(spec, Mechanism):
         raise ValueError(f"spec must be a sampledprv mechanism spec, got {spec!r}")
+    return spec_divergence(spec, a, direction)
+
+
+def _spec_bound(spec: Mechanism, a: float, direction: str) -> float:
     bound = _bound_of(spec)
     if bound is None:
         raise ValueError(f"no Renyi divergence bound for {type(spec).__name__}; supported: "
@@ -202,7 +210,37 @@ def renyi_divergence(spec: Mechanism, order: float, direction: str) -> float:
     return float(bound(spec, a, direction))
 
 
-def _gg(spec: Mechanism, a: float, direction: str) -> float:
+#: bounds by (spec, order, direction): a spec is a frozen value and its bound a function
+#: of it, so a sampled query's thousands of evaluations of the same few base orders (the
+#: subsampling sums, the batch samplers' step moments) are computed once; cleared by
+#: :func:`register_divergence`
+_spec_bound_cached = functools.lru_cache(maxsize=1 << 16)(_spec_bound)
+
+
+def spec_divergence(spec: Mechanism, order: float, direction: str) -> float:
+    """The straight path of :func:`renyi_divergence` inside this package: the same bound,
+    for a spec known to be a :class:`~sampledprv.mechanisms.Mechanism` and an order
+    already a float, cached (for a hashable spec) instead of validated and dispatched on
+    every call.
+
+    Raises
+    ------
+    ValueError
+        An order not in (1, inf), an unknown direction, or a spec with no bound.
+    """
+    if not 1.0 < order < math.inf or direction not in DIRECTIONS:
+        _check(order, direction)                        # raises, naming the argument
+    try:
+        hash(spec)
+    except TypeError:
+        return _spec_bound(spec, order, direction)
+    return _spec_bound_cached(spec, order, direction)
+
+
+def generalized_gaussian_renyi(spec: Mechanism, a: float, direction: str) -> float:
+    """The ``renyi`` plug-in of the Generalized Gaussian family (``GeneralizedGaussian``
+    in one dimension, ``GGNMax``): the certified quadrature of
+    :func:`~.gg_quadrature.gg_renyi_bounds` (the same in both directions)."""
     if isinstance(spec, GGNMax):
         spec = spec.as_generalized_gaussian()
     gg = spec.one_dimensional()                       # type: ignore[attr-defined]
@@ -210,8 +248,8 @@ def _gg(spec: Mechanism, a: float, direction: str) -> float:
 
 
 def _bound_of(spec: Mechanism) -> Optional[Callable[[Mechanism, float, str], float]]:
-    """The bound for ``spec``: registered types, then the family's hook, then the
-    toolkit's (``None`` when there is none)."""
+    """The bound for ``spec``: types of :func:`register_divergence`, the subsampling
+    sums, then the family's ``renyi`` plug-in (``None`` when there is none)."""
     if type(spec) in _REGISTRY:
         return _REGISTRY[type(spec)]
     for spec_type, bound in _REGISTRY.items():
@@ -223,9 +261,7 @@ def _bound_of(spec: Mechanism) -> Optional[Callable[[Mechanism, float, str], flo
         fam = family_of(spec)
     except TypeError:
         return None
-    if fam.renyi is not None:
-        return fam.renyi
-    return _TOOLKIT.get(fam.name, (None, False))[0]
+    return fam.renyi
 
 
 def _costly(spec: Mechanism) -> bool:
@@ -236,28 +272,19 @@ def _costly(spec: Mechanism) -> bool:
         fam = family_of(spec)
     except TypeError:
         return False
-    if fam.renyi is not None:
-        return fam.renyi_costly
-    return _TOOLKIT.get(fam.name, (None, False))[1]
+    return fam.renyi is not None and fam.renyi_costly
 
 
-def _symmetric_pair(spec: Mechanism, a: float, direction: str) -> float:
-    r"""The symmetric dominating pair :math:`S` of fixed-size batches under substitution
-    (:mod:`sampledprv.mechanisms.substitution`).  Its loss is the member's remove loss
+def symmetric_pair_renyi(spec: Mechanism, a: float, direction: str) -> float:
+    r"""The ``renyi`` plug-in of the symmetric dominating pair :math:`S` of fixed-size
+    batches under substitution (:mod:`sampledprv.mechanisms.substitution`).  Its loss is the member's remove loss
     :math:`\ell` on :math:`\{\ell > 0\}` and at most 0 elsewhere, so
     :math:`E_S[e^{(a-1)L}] \le E_{P^*}[e^{(a-1)\ell}] + 1` and
     :math:`D_a(S) \le \log(e^{(a-1)D_a(P^*\|Q^*)} + 1)/(a-1)` in both directions (the
     pair is symmetric)."""
-    d = renyi_divergence(spec.member, a, "remove")      # type: ignore[attr-defined]
+    d = spec_divergence(spec.member, a, "remove")      # type: ignore[attr-defined]
     if math.isinf(d):
         return math.inf
     x = (a - 1.0) * d
     return up((x + math.log1p(math.exp(-x))) / (a - 1.0))
 
-
-#: bounds this toolkit provides for registered families whose module does not (they need
-#: its numerics): family name -> (bound, costly)
-_TOOLKIT: Dict[str, Tuple[Callable[[Mechanism, float, str], float], bool]] = {
-    "generalized_gaussian": (_gg, True),
-    "symmetric_dominating_pair": (_symmetric_pair, True),
-}

@@ -36,7 +36,6 @@ import numpy as np
 
 from ..core.outward import up
 from ..mechanisms.generalized_gaussian_vector import MAX_DIMENSION, GeneralizedGaussianVector
-from .divergence import register_divergence
 from .gg_excess import QuadratureOverflow, gg_excess_bounds_many
 
 __all__ = ["vector_gg_renyi", "vector_spec_renyi", "shift_grid", "MAX_DIMENSION"]
@@ -128,13 +127,11 @@ def vector_gg_renyi(beta: float, clip_over_scale: float, dimension: float,
 def vector_spec_renyi(spec: GeneralizedGaussianVector, order: float, direction: str) -> float:
     """Certified upper bound on ``D_order`` of a :class:`GeneralizedGaussianVector` (the same
     in both directions): exact at ``beta = 2`` (``a C^2 / s^2``, Gaussian noise of variance
-    ``s^2 / 2`` per coordinate), else :func:`vector_gg_renyi`.  Registered with
-    :func:`sampledprv.rdp.register_divergence` when this module is imported (by
-    ``sampledprv.rdp``), so ``renyi_divergence`` finds it without naming the type."""
+    ``s^2 / 2`` per coordinate), else :func:`vector_gg_renyi`.  The ``renyi`` plug-in of
+    the family's record (:mod:`sampledprv.mechanisms.generalized_gaussian_vector`), so
+    ``renyi_divergence`` finds it whatever was imported first."""
     if spec.beta == 2.0:
         return up(order * (spec.clip_norm / spec.scale) ** 2)
     return vector_gg_renyi(spec.beta, spec.clip_norm / spec.scale, spec.effective_dimension,
                            float(order))
 
-
-register_divergence(GeneralizedGaussianVector, vector_spec_renyi)

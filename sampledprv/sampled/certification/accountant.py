@@ -21,33 +21,27 @@ every valid bound instead, ``alpha`` split over them (:mod:`.alternatives`).
 from __future__ import annotations
 
 import copy
-import os
 from typing import Optional
 
 from ...core import validation as v
 from ...core.concurrency import guarded
 from ...core.contract import PrivacyAccountant
 from ...core.interval import PROBABILISTIC, Interval
-from ...mechanisms.base import NeighbouringRelation, as_direction
+from ...mechanisms.base import as_direction
 from ..draws.torch_draws import torch_loss_sampler
 from ..histograms import _numpy_histogram as _np_hist
-from ...core.progress import check_progress
 from ..histograms.empirical import EmpiricalPRV
 from ..histograms.sharding import DEFAULT_SHARD_SIZE
+from .settings import SampledSettings, setting
 from .alternatives import Alternatives, has_alternatives
 from .envelope_strategy import EnvelopeMethod, bounds_of_state, pick
 from .fixed_size_ends import bracketed, end_pairs, ends
 from .histogram_bank import HistogramBank, key_of
-from .sample_sizes import as_given, per_direction
 from .sample_sizes import describe as describe_n
 from .seed_strategy import SeedMethod
 from .tail_inputs import as_loss_range, as_renyi
 
 __all__ = ["SampledAccountant"]
-
-#: smallest accepted ``max_grid`` (FFT length of the composed envelopes)
-_MIN_GRID = 64
-
 
 @guarded("compose", "composition", "epsilon", "delta", "describe", "empirical", "__repr__",
          shared=("_settings.executor",), transient=("_bounds_cache", "_alt_cache"))
@@ -137,48 +131,40 @@ class SampledAccountant(PrivacyAccountant):
                  device: Optional[str] = None, shard_size: int = DEFAULT_SHARD_SIZE,
                  threads_per_task: int = 1, neighbouring: object = "add_remove",
                  tail_bounds: bool = True) -> None:
-        sizes = per_direction(n_samples)       # the bank keeps them; n_for reads them there
-        #: one int (both directions) or ``{"remove": ..., "add": ...}``
-        self.n_samples = as_given(sizes)
-        self.alpha = v.in_interval("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
-        if certify not in ("envelope", "seed"):
-            raise ValueError(f"certify must be 'envelope' or 'seed', got {certify!r}")
-        self.certify = certify
-        if bins == "auto":
-            self.bins: "int | str" = "auto"
-        else:
-            self.bins = v.positive_int("bins", bins)
-            if self.bins < 16:
-                raise ValueError(f"bins must be at least 16 or 'auto', got {bins!r}")
-        check_progress(progress)   # True needs tqdm: say so now, not after sampling
-        self.progress = progress
-        self.seed_params = dict(seed_params or {})
-        self.max_grid = v.positive_int("max_grid", max_grid)
-        if self.max_grid < _MIN_GRID:
-            raise ValueError(f"max_grid must be at least {_MIN_GRID} (the largest FFT length "
-                             f"of the composed envelopes; default 2**23), got {max_grid!r}")
-        if self.bins != "auto" and self.bins > self.max_grid:
-            raise ValueError(f"bins={self.bins:,} exceeds max_grid={self.max_grid:,}: every "
-                             "histogram is a grid of that many points; lower bins or raise "
-                             "max_grid")
-        self._bank = HistogramBank(
-            n_samples=sizes, alpha=self.alpha, bins=self.bins, max_grid=self.max_grid,
-            progress=progress, seed=seed, neighbouring=neighbouring, backend=backend,
-            device=device, shard_size=shard_size, threads_per_task=threads_per_task,
-            executor=executor, checkpoint=checkpoint, tail_bounds=tail_bounds)
-        # what an inner accountant of a bracketed composition is built with (_ends)
-        self._settings = dict(certify=certify, bins=bins, progress=progress,
-                              seed_params=seed_params, max_grid=max_grid, executor=executor,
-                              checkpoint=checkpoint, backend=backend, device=device,
-                              shard_size=shard_size, threads_per_task=threads_per_task,
-                              tail_bounds=tail_bounds)
+        self._setup(SampledSettings(
+            n_samples, alpha, seed, certify, bins, progress, seed_params, max_grid,
+            executor=executor, checkpoint=checkpoint, backend=backend, device=device,
+            shard_size=shard_size, threads_per_task=threads_per_task,
+            neighbouring=neighbouring, tail_bounds=tail_bounds))
+
+    @classmethod
+    def from_settings(cls, settings: SampledSettings) -> "SampledAccountant":
+        """An accountant with ``settings`` (e.g. an inner accountant:
+        ``from_settings(acc._settings.replace(alpha=...))``)."""
+        acc = cls.__new__(cls)
+        acc._setup(settings)
+        return acc
+
+    def _setup(self, settings: SampledSettings) -> None:
+        #: every setting, validated (one frozen value: :mod:`.settings`)
+        self._settings = settings
+        self._bank = HistogramBank(settings)
         self._ends_cache: Optional[tuple] = None
         # composed envelopes of the current composition by (alpha, bins, max_grid): queries
         # of one state share them (cleared by compose; not pickled)
         self._bounds_cache: Optional[dict] = None
         self._alt_cache: Optional[Alternatives] = None
         #: how queries are answered: EnvelopeMethod or SeedMethod (stateless strategies)
-        self._strategy = EnvelopeMethod() if certify == "envelope" else SeedMethod()
+        self._strategy = EnvelopeMethod() if settings.certify == "envelope" else SeedMethod()
+
+    #: one int (both directions) or ``{"remove": ..., "add": ...}``
+    n_samples = setting("n_samples")
+    alpha = setting("alpha")
+    certify = setting("certify")
+    bins = setting("bins")
+    progress = setting("progress")
+    seed_params = setting("seed_params")
+    max_grid = setting("max_grid")
 
     # ---- composition --------------------------------------------------------------------
     def compose(self, mechanism: object, count: int = 1, *, renyi: object = None,
@@ -224,39 +210,23 @@ class SampledAccountant(PrivacyAccountant):
         """The composed ``(mechanism, count)`` pairs, in order of first use."""
         return self._bank.composition
 
-    # ---- the sampling settings (held by the histogram bank) ----------------------------------
-    @property
-    def neighbouring(self) -> NeighbouringRelation:
-        """The neighbouring relation (``NeighbouringRelation``)."""
-        return self._bank.neighbouring
-
-    @property
-    def backend(self) -> str:
-        return self._bank.backend
+    # ---- the sampling settings ------------------------------------------------------------
+    neighbouring = setting("neighbouring", "The neighbouring relation (``NeighbouringRelation``).")
+    backend = setting("backend")
+    shard_size = setting("shard_size")
+    threads_per_task = setting("threads_per_task")
+    executor = setting("executor")
+    tail_bounds = setting("tail_bounds")
 
     @property
     def device(self) -> Optional[str]:
+        """The torch device (the default one resolved by the histogram bank)."""
         return self._bank.device
 
     @property
-    def shard_size(self) -> int:
-        return self._bank.shard_size
-
-    @property
-    def threads_per_task(self) -> int:
-        return self._bank.threads_per_task
-
-    @property
-    def executor(self) -> object:
-        return self._bank.executor
-
-    @property
     def checkpoint(self) -> object:
+        """The checkpoint directory (as made writable by the histogram bank)."""
         return self._bank.checkpoint
-
-    @property
-    def tail_bounds(self) -> bool:
-        return self._bank.tail_bounds
 
     def supports(self, mechanism: object) -> bool:
         """True when :meth:`compose` accepts ``mechanism`` (nothing is sampled)."""
@@ -279,13 +249,9 @@ class SampledAccountant(PrivacyAccountant):
         if self.certify != "envelope" or not has_alternatives(self._bank.entries):
             return None
         if self._alt_cache is None:
-            settings = dict(self._settings)
-            if settings["checkpoint"] is not None:   # its own shards: reduction/
-                settings["checkpoint"] = os.path.join(os.fspath(settings["checkpoint"]),
-                                                      "reduction")
-            self._alt_cache = Alternatives(self, lambda a: SampledAccountant(
-                self.n_samples, a, seed=int(self._bank.seed_value),
-                neighbouring=self.neighbouring, **settings))
+            settings = self._settings.under("reduction")   # its own shards: reduction/
+            self._alt_cache = Alternatives(self, lambda a: SampledAccountant.from_settings(
+                settings.replace(alpha=a, seed=int(self._bank.seed_value))))
         return self._alt_cache
 
     def describe(self) -> str:

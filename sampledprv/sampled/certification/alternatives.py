@@ -42,6 +42,7 @@ from ...core.interval import Interval
 from ...mechanisms.base import as_direction
 from ...rdp.accountant import RdpAccountant
 from ...rdp.divergence import renyi_divergence
+from ..draws.hooks import find_hook
 from .tilted import tilted_delta, tilted_epsilon
 
 __all__ = ["has_alternatives", "Alternatives", "best_of"]
@@ -52,8 +53,8 @@ _RDP_NAME_PLAIN = "RDP conversion of the proven Renyi bounds (Canonne-Kamath-Ste
 
 
 def _hooks(mech: Any, conditional: bool = True) -> tuple:
-    fn = getattr(mech, "dominating_compositions", None)
-    return tuple(fn(conditional=conditional)) if callable(fn) else ()
+    fn = find_hook(mech, "dominating_compositions")
+    return tuple(fn(conditional=conditional)) if fn is not None else ()
 
 
 def _tiltable(entries: list) -> bool:
@@ -61,8 +62,8 @@ def _tiltable(entries: list) -> bool:
     if len(entries) != 1:
         return False
     only, count = entries[0]
-    return callable(getattr(only, "tilted_law", None)) and \
-        only.tilted_law(2, count) is not None
+    fn = find_hook(only, "tilted_law")
+    return fn is not None and fn(2, count) is not None
 
 
 def has_alternatives(entries: dict) -> bool:
@@ -165,7 +166,7 @@ class Alternatives:
         while a >= 2:
             if a in self._tilted_laws:
                 return a
-            law = spec.tilted_law(a, count)
+            law = find_hook(spec, "tilted_law")(a, count)
             if law is not None:
                 rng = np.random.default_rng([self._seed, 33, a])
                 self._tilted_laws[a] = (law, law.draw(rng, self._n_tilted))

@@ -10,7 +10,6 @@ at ``alpha / 2``, so that both ends hold together with probability ``>= 1 - alph
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from ...core.interval import PROBABILISTIC, Interval, fixed_size_bracket
@@ -56,11 +55,9 @@ def ends(acc) -> Optional[tuple]:
         return acc._ends_cache
     inners = []
     for i, name in enumerate(("upper", "lower")):
-        settings = dict(acc._settings)
-        if settings["checkpoint"] is not None:
-            settings["checkpoint"] = os.path.join(os.fspath(settings["checkpoint"]), name)
-        inner = type(acc)(acc.n_samples, acc.alpha / 2.0, seed=int(acc._bank.seed_value) + i,
-                          neighbouring="add_remove", **settings)
+        inner = type(acc).from_settings(acc._settings.under(name).replace(
+            alpha=acc.alpha / 2.0, seed=int(acc._bank.seed_value) + i,
+            neighbouring="add_remove"))
         for key, (m, c) in acc._bank.entries.items():
             pairs = end_pairs(acc, m)
             renyi, loss_range = acc._bank.side.get(key, (None, None))

@@ -27,16 +27,18 @@ from ...core import validation as v
 from ...core.advice import AdvisedWarning, Remedy, warn_user
 from ...mechanisms import Mechanism
 from ...mechanisms.base import NeighbouringRelation, as_relation
+from ..draws.hooks import find_hook
 from ..draws.torch_draws import default_device
 from ..histograms.checkpoint import as_checkpoint
 from ..histograms.empirical import EmpiricalPRV
 from ..histograms.histogram import LossHistogram
-from ..histograms.sharding import BACKENDS, HistogramJob, check_executor, run_jobs
+from ..histograms.sharding import HistogramJob, check_executor, run_jobs
 from ..histograms.window import choose_window
 from .envelopes import lower_envelope
 from .floor import min_samples
 from ...core.concurrency import guarded
 from .loss_identity import from_histogram, identity_violation
+from .settings import SampledSettings
 from .tail_sources import tail_bound
 from .tails import TailBound
 from .twolevel import bins_for
@@ -72,49 +74,39 @@ class HistogramBank:
     The bank records the composition (:meth:`record`: ``entries`` maps a mechanism's key
     to ``[mechanism, count]``, ``side`` to the ``(renyi, loss_range)`` given to
     ``compose``), samples each mechanism's histograms when first needed and keeps them
-    (``hists``).  Settings are validated here, before anything is sampled.
+    (``hists``).  The executor and the checkpoint directory are checked here, before
+    anything is sampled.
 
     Parameters
     ----------
-    n_samples, alpha, bins, max_grid, progress
-        As :class:`~sampledprv.sampled.certification.accountant.SampledAccountant`
-        (already validated there).
-    seed, neighbouring, backend, device, shard_size, threads_per_task, executor,
-    checkpoint, tail_bounds
-        The sampling settings (validated here).
+    settings : SampledSettings
+        The accountant's settings (:mod:`.settings`, validated there).
     """
 
-    def __init__(self, *, n_samples: int, alpha: float, bins: "int | str", max_grid: int,
-                 progress: Optional[bool], seed: int, neighbouring: object, backend: str,
-                 device: Optional[str], shard_size: int, threads_per_task: int,
-                 executor: object, checkpoint: object, tail_bounds: bool) -> None:
+    def __init__(self, settings: SampledSettings) -> None:
         #: draws per histogram, by direction (``{"remove": n, "add": n}``)
-        self.n_samples = dict(n_samples)
-        self.alpha = alpha
-        self.bins = bins
-        self.max_grid = max_grid
-        self.progress = progress
-        self.root = np.random.SeedSequence(v.seed("seed", seed))
-        self.neighbouring: NeighbouringRelation = as_relation(neighbouring)
-        self.seed_value = seed
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-        self.backend = backend
-        if backend == "torch":
-            device = device or default_device()
-        elif device is not None:
-            raise ValueError("device= is a torch device and needs backend='torch'")
-        self.device = device
-        self.shard_size = v.positive_int("shard_size", shard_size)
-        self.threads_per_task = v.positive_int("threads_per_task", threads_per_task)
-        self.executor = executor
-        check_executor(executor, [])       # the type, before anything is sampled
-        self.checkpoint = as_checkpoint(checkpoint)   # writable, before anything is sampled
+        self.n_samples = settings.sizes
+        self.alpha = settings.alpha
+        self.bins = settings.bins
+        self.max_grid = settings.max_grid
+        self.progress = settings.progress
+        self.root = np.random.SeedSequence(v.seed("seed", settings.seed))
+        self.neighbouring: NeighbouringRelation = settings.neighbouring
+        self.seed_value = settings.seed
+        self.backend = settings.backend
+        self.device = (settings.device or default_device()) if settings.backend == "torch" \
+            else None
+        self.shard_size = settings.shard_size
+        self.threads_per_task = settings.threads_per_task
+        self.executor = settings.executor
+        check_executor(self.executor, [])       # the type, before anything is sampled
+        # writable, before anything is sampled
+        self.checkpoint = as_checkpoint(settings.checkpoint)
         self.index: dict[object, int] = {}          # key -> order of first use (labels)
         self.entries: dict[object, list] = {}      # key -> [mechanism, count]
         self.seeds: dict[object, list] = {}        # key -> child seed sequences
         self.hists: dict[tuple, LossHistogram] = {}
-        self.tail_bounds = bool(tail_bounds)
+        self.tail_bounds = settings.tail_bounds
         self.side: dict[object, tuple] = {}        # key -> (renyi, loss_range) of compose
         self.tails: dict[tuple, Optional[TailBound]] = {}
         self.checked: set = set()                  # histogram keys checked against tails
@@ -188,8 +180,8 @@ class HistogramBank:
         its envelopes built by it (:mod:`.conditional`)."""
         if isinstance(mech, EmpiricalPRV):
             return None
-        hook = getattr(self.pair(mech), "conditional", None)
-        return hook(d) if callable(hook) else None
+        hook = find_hook(self.pair(mech), "conditional")
+        return hook(d) if hook is not None else None
 
     def tail(self, key: object, mech: object, d: str) -> Optional[TailBound]:
         """Tail information of the histogram ``(key, d)`` (None: samples only)."""

@@ -27,6 +27,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..draws.hooks import find_hook
 from ..histograms.empirical import EmpiricalPRV
 from ..histograms.histogram import LossHistogram
 from ..histograms.kernels import loss_histogram
@@ -201,8 +202,8 @@ def predict_width(mechanism: object, count: int, delta: float, n: int, *,
     dirs = ("remove",) if symmetric else ("remove", "add")
     rng = np.random.default_rng(seed)
     probs, source = {}, "analytic"
-    hook = getattr(mechanism, "conditional", None)        # conditional samplers: their
-    conds = {d: hook(d) if callable(hook) else None for d in dirs}   # statistic is sampled
+    hook = find_hook(mechanism, "conditional")        # conditional samplers: their
+    conds = {d: hook(d) if hook is not None else None for d in dirs}   # statistic is sampled
     for d in dirs:
         what = mechanism if conds[d] is None else conds[d].statistic
         lo, h, nb = choose_window(what, d, n, nb_req, np.random.default_rng(seed + 1))

@@ -29,22 +29,24 @@ def seed_bounds(acc, delta_ref: float) -> tuple[dict, dict]:
     keys = list(acc._bank.entries)
     used = sorted({acc._bank.hist_key(kk, acc._bank.entries[kk][0], d) for d in dirs for kk in keys},
                   key=repr)
-    if "L" in acc.seed_params and "h" in acc.seed_params:   # size known: check first
-        seed_grid(float(acc.seed_params["L"]), float(acc.seed_params["h"]), acc.max_grid)
+    settings = acc._settings          # SampledSettings (.settings)
+    if "L" in settings.seed_params and "h" in settings.seed_params:   # size known: check first
+        seed_grid(float(settings.seed_params["L"]), float(settings.seed_params["h"]),
+                  settings.max_grid)
     # alpha: half to the fine envelopes (bounding P[|sum Y| >= L - t]), half to the
     # Clopper-Pearson bounds on P[|Y_i| >= L] (one test per histogram)
     env_b, _ = acc._envelope_bounds(None, alpha=acc.alpha / 2)
     # the window and the default parameters from the smaller direction (conservative)
     n_half = min(acc.n_for(d) for d in dirs) // 2
-    L = acc.seed_params.get("L")
+    L = settings.seed_params.get("L")
     if L is None:
         top = max(float(np.max(np.abs(b.up.values))) for b in env_b.values())
         L = seed_window(lambda x: max(b.tail_bound(x) for b in env_b.values()), top,
                         k=k, n=n_half, delta=delta_ref)
     p = seed_default_params(k=k, n=n_half, L=float(L), delta=delta_ref)
-    p.update({kk: vv for kk, vv in acc.seed_params.items() if kk != "L"})
+    p.update({kk: vv for kk, vv in settings.seed_params.items() if kk != "L"})
     h = float(p["h"])
-    m = seed_grid(float(p["L"]), h, acc.max_grid)   # before any histogram is allocated
+    m = seed_grid(float(p["L"]), h, settings.max_grid)   # before any histogram is allocated
     L_eff = (m + 0.5) * h
     fine = max(1, min(64, int(2**22 // (2 * m + 1))))
     jobs, sks = [], []
@@ -95,7 +97,7 @@ class SeedMethod:
         return acc._interval(lo, est, up, method_text(acc, SEED_METHOD), det)
 
     def delta(self, acc, epsilon: float, direction: object):
-        res, det = seed_bounds(acc, float(acc.seed_params.get("delta_ref", 1e-6)))
+        res, det = seed_bounds(acc, float(acc._settings.seed_params.get("delta_ref", 1e-6)))
         trip = [seed_delta(y, tau, eta, epsilon)
                 for y, tau, eta, _ in pick(res, direction).values()]
         lo, est, up = (max(0.0, *(x[i] for x in trip)) for i in range(3))

@@ -61,7 +61,7 @@ import numpy as np
 from numba import njit
 
 from ...mechanisms.base import NeighbouringRelation, as_relation
-from ...mechanisms.registry import Family, UnsupportedRelationError, register
+from ...mechanisms.registry import Family, UnsupportedRelationError, method_hooks, register
 from ...mechanisms.subsampled import USER_PAIR_HOOKS
 from ...mechanisms.substitution import FixedSizeSubsampled
 from ...rdp.subsampled import (integer_order, subsampled_fractional_bound,
@@ -494,8 +494,12 @@ def _subsampled_fill(base: Any, q: float, remove: bool) -> Callable:
 
 
 def _register() -> None:
-    register(Family(name="subsampled_user_pair",
-                    types=(SubsampledUserPair, SplicedSymmetricPair),
+    register(Family(name="subsampled_user_pair", types=(SubsampledUserPair,),
+                    loss_pair=_refuse_analytic, numpy_losses=_refuse_analytic,
+                    relations_note="sampled accountant only",
+                    **method_hooks("loss_sampler", "numpy_loss_sampler")))
+    # no sampler of its own: the accountant splices its two histograms (``empirical``)
+    register(Family(name="spliced_symmetric_pair", types=(SplicedSymmetricPair,),
                     loss_pair=_refuse_analytic, numpy_losses=_refuse_analytic,
                     relations_note="sampled accountant only"))
 

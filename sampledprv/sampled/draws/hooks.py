@@ -16,7 +16,11 @@ The two hooks are spelled as the :class:`typing.Protocol` classes
 :class:`LossSamplerSource` and :class:`NumpyLossSamplerSource` (:class:`LossSource`: both),
 which type checkers use and ``isinstance`` tests (they are ``runtime_checkable``); the
 accountant still finds the hooks by name (:func:`find_hook`), so any object with the
-methods works, protocol class or not.
+methods works, protocol class or not.  A registered spec (the batch samplers of
+:mod:`sampledprv.batch`) is answered by its family's record instead
+(:func:`sampledprv.mechanisms.registry.hook`): the record holds every plug-in of a family,
+and the same hooks (``conditional``, ``torch_loss_sampler``, ``dominating_compositions``,
+``tilted_law``) are found the same way.
 
 ``direction`` is ``"remove"`` (:math:`\\log p/q` under ``P``) or ``"add"``
 (:math:`\\log q/p` under ``Q``).  The names ``_loss_sampler`` / ``_numpy_loss_sampler`` of
@@ -29,6 +33,8 @@ import warnings
 from typing import Any, Callable, Optional, Protocol, runtime_checkable
 
 import numpy as np
+
+from ...mechanisms import registry
 
 __all__ = ["LOSS_SAMPLER", "NUMPY_LOSS_SAMPLER", "find_hook", "LossSamplerSource",
            "NumpyLossSamplerSource", "LossSource", "NumpyLossSampler"]
@@ -64,10 +70,13 @@ LOSS_SAMPLER = "loss_sampler"              #: kernel-source hook
 NUMPY_LOSS_SAMPLER = "numpy_loss_sampler"  #: numpy-path hook
 
 
-def find_hook(obj: Any, name: str) -> Optional[Callable[[str], Any]]:
-    """The bound hook method ``obj.<name>``, or the deprecated ``obj._<name>``, or None."""
-    hook = getattr(obj, name, None)
-    if callable(hook):
+def find_hook(obj: Any, name: str) -> Optional[Callable[..., Any]]:
+    """The hook ``name`` of ``obj`` (one of
+    :data:`sampledprv.mechanisms.registry.SPEC_HOOKS`), bound to it: its family's plug-in
+    for a registered spec, else the method ``obj.<name>``, or the deprecated
+    ``obj._<name>``, or None."""
+    hook = registry.hook(obj, name)
+    if hook is not None or registry.is_registered(obj):
         return hook
     old = getattr(obj, "_" + name, None)
     if callable(old):

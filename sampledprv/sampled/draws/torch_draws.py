@@ -29,8 +29,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ... import mechanisms as M
-from ...mechanisms.additive import AdditiveNoise
 from ...mechanisms.registry import family_of
+from .hooks import find_hook
 
 __all__ = ["TorchLogDensityPair", "torch_loss_sampler", "require_torch", "default_device"]
 
@@ -129,29 +129,20 @@ class TorchLogDensityPair:
         return report
 
 
-#: sampler kinds (the family's ``numba_source``) that torch draws: kind -> torch kind
-_TORCH_KINDS = {"gaussian": "gauss", "laplace": "laplace", "gg": "gg"}
-
-
-def _base_params(mech: Any) -> tuple[str, float, float]:
-    """``(kind, d, beta)`` of a built-in base mechanism (kind gauss: d = mu), from the
-    sampler kind its family names (:mod:`sampledprv.mechanisms.registry`)."""
+def _base_params(mech: Any) -> tuple[str, float, Any]:
+    """``(kind, d, beta)`` of a built-in base mechanism (kind gauss: d = mu; kind
+    additive: beta is the noise), its family's ``torch_source`` plug-in
+    (:mod:`sampledprv.mechanisms.registry`)."""
     try:
         fam = family_of(mech)
     except TypeError:
         fam = None
-    src = None if fam is None or fam.numba_source is None else fam.numba_source(mech)
-    if src is not None and isinstance(src[0], AdditiveNoise):
-        return "additive", float(src[1][0]), src[0]           # type: ignore[return-value]
-    if src is None or src[0] not in _TORCH_KINDS:
+    if fam is None or fam.torch_source is None:
         raise ValueError(f"backend='torch' samples Gaussian, Laplace, GeneralizedGaussian, "
-                         "GGNMax (and any family whose sampler kind is gaussian, laplace or "
-                         "gg), their PoissonSubsampled versions and TorchLogDensityPair, not "
+                         "GGNMax, additive noise (and any family with a torch_source), their "
+                         "PoissonSubsampled versions and TorchLogDensityPair, not "
                          f"{mech!r}; use backend='numba' for it")
-    kind, kp = src
-    d = float(kp[0])
-    beta = {"gaussian": 2.0, "laplace": 1.0}.get(kind)
-    return _TORCH_KINDS[kind], d, float(kp[1]) if beta is None else beta
+    return fam.torch_source(mech)
 
 
 def torch_loss_sampler(mechanism: Any, direction: str) -> Callable:
@@ -159,8 +150,8 @@ def torch_loss_sampler(mechanism: Any, direction: str) -> Callable:
     if direction not in ("remove", "add"):
         raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
     torch = require_torch()
-    hook = getattr(mechanism, "torch_loss_sampler", None)   # a spec's own torch sampler
-    if callable(hook):
+    hook = find_hook(mechanism, "torch_loss_sampler")   # a spec's own torch sampler
+    if hook is not None:
         return hook(direction)
     if isinstance(mechanism, TorchLogDensityPair):
         d_ = "remove" if mechanism.symmetric else direction

@@ -273,8 +273,12 @@ def loss_histogram(mechanism: Any, *, direction: str, n: int, lo: float, h: floa
     root = _root_seed(seed)
     kind, fill, params = _resolve_source(mechanism, direction)
     if kind == "python":
-        counts, extra = python_histogram(mechanism, fill, direction, n, lo, h, bins, root,
-                                         progress)
+        bar = Progress(progress, n, f"sampling {direction} losses")
+        try:
+            counts, extra = python_histogram(mechanism, fill, direction, n, lo, h, bins,
+                                             root, on_draws=bar.update)
+        finally:
+            bar.close()
         return LossHistogram(counts, int(extra[_BELOW]), int(extra[_ABOVE]), int(extra[_POS]),
                              int(extra[_NEG]), n, lo, h)
     return _numba_histogram(mechanism, fill, params, direction, n, lo, h, bins, root,
