@@ -16,7 +16,11 @@ Gaussian bound (sensitivity :math:`\\max_j\\|m_j\\|`, exact):
 For the fixed bin the sampled accountant also draws ``n / 10`` points of the tilted law
 :math:`P_a` for the remove direction's tail (design notes, "Tilted sampling of the
 fixed-bin matrix mechanism"); each line says which bound set each end.
-jax_privacy's Monte Carlo recipe is not run here (jax_privacy is not a dependency).
+jax_privacy's Monte Carlo recipe (an uncertified estimate) runs beside the epsilon
+cases when ``SAMPLEDPRV_JAX_PRIVACY_PYTHON`` names a Python that has ``jax_privacy``
+(``pip install jax-privacy`` in its own environment; it is not a dependency), with
+``SAMPLEDPRV_JAX_PRIVACY_N`` draws per direction (default 1e5), through
+``peer_jax_privacy_mc.py`` in a subprocess.
 Each case runs in a fresh process (``--case N`` runs one; the default runs all in
 subprocesses, so the times include imports and compilation).
 
@@ -94,6 +98,33 @@ def _eps_case(label: str, spec, n: int, target: float, limit: float) -> None:
     print(f"  ends set by: upper {_end(iv, 'upper')}; lower {_end(iv, 'lower')}")
     print(f"  no amplification (Gaussian) epsilon = {_no_amplification(spec, 'eps').upper:.4f}")
     print(f"  time     {wall:.1f} s wall, {cpu:.1f} s CPU (target <= {limit:.0f} s wall)")
+    _jax_privacy(spec)
+
+
+def _jax_privacy(spec) -> None:
+    """jax_privacy's Monte Carlo estimate of epsilon(1e-5), where a Python with it is
+    named (module docstring); an uncertified estimate, labelled so."""
+    import json
+    import subprocess
+    py = os.environ.get("SAMPLEDPRV_JAX_PRIVACY_PYTHON")
+    if not py:
+        print("  jax_privacy Monte Carlo: not run (set SAMPLEDPRV_JAX_PRIVACY_PYTHON)")
+        return
+    n = int(float(os.environ.get("SAMPLEDPRV_JAX_PRIVACY_N", "1e5")))
+    c_col = ",".join(repr(float(x)) for x in spec.c_col)
+    out = subprocess.run([py, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                           "peer_jax_privacy_mc.py"),
+                          "--sigma", repr(spec.sigma), "--steps", str(spec.steps),
+                          "--bins", str(spec.sampler.bins), "--c-col", c_col,
+                          "--delta", "1e-5", "--n", str(n)],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        print(f"  jax_privacy Monte Carlo: failed ({out.stderr.strip().splitlines()[-1:]})")
+        return
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"  jax_privacy Monte Carlo (UNCERTIFIED estimate, no confidence bound): "
+          f"epsilon {res['epsilon']:.4f} from {n:,} draws per direction in "
+          f"{res['seconds']:.1f} s")
 
 
 def case2(n: int) -> None:
