@@ -127,6 +127,11 @@ class SampledAccountant(PrivacyAccountant):
         (:mod:`sampledprv.sampled.certification.tails`), which removes the sample floor; a supplied
         bound is a premise of the certificate and is checked against the samples.
         ``False``: samples only (the unseen tail goes to :math:`+\infty`).
+    join_directions : bool
+        Tighten both ends with the change of measure between the two directions of a
+        user :class:`LogDensityPair` (default False; :mod:`.identity_envelopes`): each
+        end is the better of the envelopes' and the joined one's, on the same event,
+        and ``method`` names the join where it set an end.
     """
 
     def __init__(self, n_samples: int, alpha: float = 1e-9, seed: int = 0,
@@ -136,7 +141,7 @@ class SampledAccountant(PrivacyAccountant):
                  executor: object = None, checkpoint: object = None, backend: str = "numba",
                  device: Optional[str] = None, shard_size: int = DEFAULT_SHARD_SIZE,
                  threads_per_task: int = 1, neighbouring: object = "add_remove",
-                 tail_bounds: bool = True) -> None:
+                 tail_bounds: bool = True, join_directions: bool = False) -> None:
         sizes = per_direction(n_samples)       # the bank keeps them; n_for reads them there
         #: one int (both directions) or ``{"remove": ..., "add": ...}``
         self.n_samples = as_given(sizes)
@@ -171,7 +176,8 @@ class SampledAccountant(PrivacyAccountant):
                               seed_params=seed_params, max_grid=max_grid, executor=executor,
                               checkpoint=checkpoint, backend=backend, device=device,
                               shard_size=shard_size, threads_per_task=threads_per_task,
-                              tail_bounds=tail_bounds)
+                              tail_bounds=tail_bounds, join_directions=join_directions)
+        self.join_directions = bool(join_directions)
         self._ends_cache: Optional[tuple] = None
         # composed envelopes of the current composition by (alpha, bins, max_grid): queries
         # of one state share them (cleared by compose; not pickled)
