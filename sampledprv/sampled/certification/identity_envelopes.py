@@ -217,7 +217,7 @@ def meet_lower(own: LatticePMF, other: LatticePMF) -> "LatticePMF | None":
 
 
 def qualifies(mech: object) -> bool:
-    """Whether the join and the meet apply to ``mech``'s two histograms: both must be
+    r"""Whether the join and the meet apply to ``mech``'s two histograms: both must be
     the two orders of one pair ``(P, Q)`` -- a user :class:`~.inputs.LogDensityPair`
     (remove: :math:`\log p/q` under ``P``; add: :math:`\log q/p` under ``Q``; a pair
     declared symmetric has one histogram for both, by the user's declaration, as
