@@ -127,13 +127,13 @@ def subsampled_pair(q: float) -> sp.LogDensityPair:
         sample_q=lambda r, n: r.standard_normal(n), name=f"subsampled{q:g}")
 
 
-def _coverage(pair, mech, k, eps, seeds=300, n=2000):
+def _coverage(pair, mech, k, eps, seeds=300, n=2000, bins=256):
     exact = sp.Accountant(eps_error=1e-5, delta_error=1e-12).compose(mech, k)
     truth = {d: exact.delta(eps, direction=d) for d in ("remove", "add")}
     miss = {"interval": 0, "joined": 0, "envelopes": 0}
     width = {"joined": 0.0, "envelopes": 0.0}
     for seed in range(seeds):
-        acc = sp.SampledAccountant(n, alpha=ALPHA, seed=seed, bins=256, progress=False,
+        acc = sp.SampledAccountant(n, alpha=ALPHA, seed=seed, bins=bins, progress=False,
                                    join_directions=True).compose(pair, k)
         for d, t in truth.items():
             with warnings.catch_warnings():

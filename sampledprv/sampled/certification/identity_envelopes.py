@@ -64,7 +64,9 @@ __all__ = ["join_upper", "meet_lower", "JoinedBounds", "JOIN_TEXT", "HULL_MARGIN
 #: (about 1e-16 per value) cannot put a vertex below the certified curve (checked).
 HULL_MARGIN = 1e-13
 #: Largest joint lattice (this direction's points and the mirrored ones) joined.
-MAX_JOIN_POINTS = 2**25
+MAX_JOIN_POINTS = 2**24
+#: Largest |loss| on the joint lattice: e^t must stay finite and e^{-t} nonzero.
+MAX_ABS_LOSS = 600.0
 JOIN_TEXT = ("both directions joined by the change of measure "
              "H_P(g) = 1 - g + g H_Q(1/g) (hull of the two curves)")
 
@@ -95,6 +97,8 @@ def _curves(own: LatticePMF, other: LatticePMF, mode: str):
     if m > MAX_JOIN_POINTS:
         return None
     t = own.shift + (lo + np.arange(m)) * own.h
+    if max(abs(t[0]), abs(t[-1])) > MAX_ABS_LOSS:
+        return None
     gam = np.exp(t)
     p1 = np.zeros(m)
     p1[iu - lo] = own.probs
@@ -130,7 +134,8 @@ def join_upper(own: LatticePMF, other: LatticePMF) -> "LatticePMF | None":
     r"""The join ``J`` of this direction's upper envelope ``own`` (:math:`H_U`) and the
     other direction's ``other`` (:math:`H_{U'}`, mirrored): the law of :math:`L` under
     ``P`` whose curve is the lower convex hull of :math:`\min(H_U, T H_{U'})` (module
-    docstring).  ``None`` when the joint lattice exceeds :data:`MAX_JOIN_POINTS`.
+    docstring).  ``None`` when the joint lattice exceeds :data:`MAX_JOIN_POINTS` points
+    or reaches beyond :data:`MAX_ABS_LOSS`.
 
     The slopes are made nondecreasing and at least -1 by raising them (which only
     raises the curve :math:`1 + \int_0^\gamma s`); :class:`RuntimeError` if round-off
@@ -167,7 +172,8 @@ def join_upper(own: LatticePMF, other: LatticePMF) -> "LatticePMF | None":
     J = LatticePMF(p, c["lo"], own.h, shift=own.shift, p_inf=p_inf)
     # certificate check: at every kink the curve of J is >= the certified curve g
     fj = p_inf + _suffix_gt(p) - gam * _suffix_gt(q)
-    if np.any(fj[b - 1] < g[b - 1]):
+    # (by half the margin: far above the ~1e-15 error of evaluating either curve)
+    if np.any(fj[b - 1] < g[b - 1] + 0.5 * HULL_MARGIN):
         raise RuntimeError("the join's curve fell below the certified curve at a kink "
                            "(float round-off beyond HULL_MARGIN)")
     return J
@@ -179,7 +185,7 @@ def meet_lower(own: LatticePMF, other: LatticePMF) -> "LatticePMF | None":
     ``P`` whose curve is :math:`\max(H_D, T H_{D'})`, the P-mass of each kink between
     lattice points ``i, i+1`` moved down to ``i`` (at most :math:`\gamma_i` times the
     slope jump; the rest to :math:`-\infty`).  ``None`` when the joint lattice exceeds
-    :data:`MAX_JOIN_POINTS`."""
+    :data:`MAX_JOIN_POINTS` points or reaches beyond :data:`MAX_ABS_LOSS`."""
     c = _curves(own, other, "up")
     if c is None:
         return None
@@ -228,11 +234,25 @@ def qualifies(mech: object) -> bool:
     return type(mech) is LogDensityPair
 
 
-def _join_env(env, other):
-    J = join_upper(env.upper, other.upper)
+def _join_env(env, other, notes: list, name: str):
+    """``env`` with its join and meet; the estimate replaced by a point mass (the
+    joined composition's estimate is not read: the base's is).  Where a join cannot be
+    built (:func:`join_upper`) the envelope stays and ``notes`` says why."""
+    try:
+        J = join_upper(env.upper, other.upper)
+    except RuntimeError as err:
+        J = None
+        notes.append(f"{name}: upper envelope kept ({err})")
     M = meet_lower(env.lower, other.lower)
+    if J is None or M is None:
+        notes.append(f"{name}: {'upper' if J is None else 'lower'} envelope kept (joint "
+                     "lattice too large or too wide)")
     return Envelope(env.upper if J is None else J, env.lower if M is None else M,
-                    env.estimate, env.alpha)
+                    _point(env.upper.h), env.alpha)
+
+
+def _point(h: float) -> LatticePMF:
+    return LatticePMF(np.ones(1), 0, h)
 
 
 def joined_state(mechs: list, envs: dict, base: dict, two_level_factor: int,
@@ -243,19 +263,31 @@ def joined_state(mechs: list, envs: dict, base: dict, two_level_factor: int,
     meet; the others keep their envelopes (a mixed composition stays certified: each
     step of the chain from the truth to the composed laws changes one factor, by
     Blackwell's order or by the stochastic order, the others held fixed).  The same
-    composition as ``base`` (``two_level_factor`` 0: one level)."""
+    composition as ``base`` (``two_level_factor`` 0: one level).  Where nothing could
+    be joined, or no grid fits, ``base`` is returned and its details say why
+    (``identity_join_skipped``)."""
     if not any(qualifies(m) for m in mechs):
         return base
-    out = {}
+    out, notes = {}, []
     for d, comps in envs.items():
         o = "add" if d == "remove" else "remove"
         others = envs.get(o, comps)
-        jcomps = [(_join_env(e, others[i][0]) if qualifies(mechs[i]) else e, c)
+        jcomps = [(_join_env(e, others[i][0], notes, f"{mechs[i]!r} ({d})")
+                   if qualifies(mechs[i]) else
+                   (Envelope(e.upper, e.lower, _point(e.upper.h), e.alpha)), c)
                   for i, (e, c) in enumerate(comps)]
         joined = _compose(jcomps, two_level_factor, max_grid)
-        if joined is None:     # no grid fits: the envelopes alone (still certified)
-            return {d: b for d, b in base.items()}
+        if joined is None:
+            notes.append("no FFT grid up to max_grid fits the joined composition")
+            break
         out[d] = JoinedBounds(base[d], joined, dict(base[d].details))
+    if len(out) < len(envs):
+        for b in base.values():
+            b.details["identity_join_skipped"] = notes
+        return base
+    if notes:
+        for b in out.values():
+            b.details["identity_join_notes"] = notes
     return out
 
 
