@@ -107,13 +107,14 @@ def test_join_and_meet_of_an_asymmetric_pair_on_two_lattices(band, add_shift):
         assert np.all(curve(M, eps) >= curve(D, eps) - 1e-12)
 
 
-def gauss_pair(mu: float) -> sp.LogDensityPair:
+def gauss_pair(mu: float, symmetric: bool = False) -> sp.LogDensityPair:
     """N(1, s^2) against N(0, s^2), s = 1/mu, as a user writes it (no Renyi bound)."""
     s = 1.0 / mu
     return sp.LogDensityPair(
         logp=lambda w: -0.5 * ((w - 1.0) / s) ** 2, logq=lambda w: -0.5 * (w / s) ** 2,
         sample_p=lambda r, n: 1.0 + s * r.standard_normal(n),
-        sample_q=lambda r, n: s * r.standard_normal(n), name=f"gauss{mu:g}")
+        sample_q=lambda r, n: s * r.standard_normal(n), name=f"gauss{mu:g}",
+        symmetric=symmetric)
 
 
 def subsampled_pair(q: float) -> sp.LogDensityPair:
@@ -194,4 +195,17 @@ def test_mixed_composition_joins_only_the_user_pair():
     exact = sp.Accountant(eps_error=1e-5).compose(sp.Gaussian(2.0), 4).delta(1.0)
     assert iv.lower <= exact.estimate <= iv.upper
     rep = iv.details["identity_join"]
+    assert rep["joined"][1] - rep["joined"][0] < rep["envelopes"][1] - rep["envelopes"][0]
+
+
+def test_a_symmetric_pair_is_joined_with_itself():
+    """One histogram for both directions (the user's declaration): the join mirrors it."""
+    acc = sp.SampledAccountant(20_000, alpha=1e-3, seed=6, bins=256, progress=False,
+                               join_directions=True).compose(gauss_pair(0.5, True), 4)
+    iv = acc.delta(1.0)
+    exact = sp.Accountant(eps_error=1e-5).compose(sp.Gaussian(2.0), 4).delta(1.0)
+    assert iv.details["directions"] == ("remove",)
+    assert iv.lower <= exact.estimate <= iv.upper
+    rep = iv.details["identity_join"]
+    assert rep["upper"] and rep["lower"]
     assert rep["joined"][1] - rep["joined"][0] < rep["envelopes"][1] - rep["envelopes"][0]

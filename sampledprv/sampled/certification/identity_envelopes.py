@@ -55,6 +55,7 @@ from numba import njit
 from ...engine import LatticePMF
 from ...engine.compose import GridTooLargeError
 from .envelopes import Envelope, compose_bounds
+from .inputs import LogDensityPair
 from .twolevel import compose_bounds_two_level
 
 __all__ = ["join_upper", "meet_lower", "JoinedBounds", "JOIN_TEXT", "HULL_MARGIN",
@@ -230,7 +231,6 @@ def qualifies(mech: object) -> bool:
     everywhere else in the accountant).  Built-in specs may sample a different
     dominating pair per direction (the meet would then be invalid); they keep their
     own envelopes."""
-    from .inputs import LogDensityPair   # noqa: PLC0415 - inputs imports the engine
     return type(mech) is LogDensityPair
 
 
