@@ -72,20 +72,47 @@ JOIN_TEXT = ("both directions joined by the change of measure "
              "H_P(g) = 1 - g + g H_Q(1/g) (hull of the two curves)")
 
 
+#: Block length of the suffix sums (:func:`_suffix_gt`).
+_BLOCK = 1024
+#: Unit round-off of the extended precision the curves are evaluated in.
+_EPS_LD = float(np.finfo(np.longdouble).eps)
+
+
 def _suffix_gt(a: np.ndarray) -> np.ndarray:
-    """``out[i] = sum(a[i+1:])``."""
-    cs = np.cumsum(a[::-1])[::-1]
-    return np.concatenate([cs[1:], [0.0]])
+    """``out[i] = sum(a[i+1:])`` in extended precision, blockwise: for ``a >= 0`` the
+    error is at most ``(B + m/B + 4) eps sum(a[i+1:])`` (``B`` = :data:`_BLOCK`, ``m``
+    terms), and only the summed terms enter it (no total minus prefix)."""
+    r = np.asarray(a, dtype=np.longdouble)[::-1]
+    m = r.size
+    pad = (-m) % _BLOCK
+    blk = np.concatenate([r, np.zeros(pad, dtype=np.longdouble)]).reshape(-1, _BLOCK)
+    inner = np.cumsum(blk, axis=1)
+    carry = np.concatenate([np.zeros(1, dtype=np.longdouble),
+                            np.cumsum(inner[:-1, -1])])
+    incl = (inner + carry[:, None]).reshape(-1)[:m][::-1]   # sum(a[i:])
+    return np.concatenate([incl[1:], np.zeros(1, dtype=np.longdouble)])
+
+
+def _kappa(m: int) -> float:
+    """Relative error bound of :func:`_suffix_gt` over ``m`` terms."""
+    return (_BLOCK + m / _BLOCK + 4) * _EPS_LD
 
 
 def _common_lattice(own: LatticePMF, other: LatticePMF, mode: str):
     """Indices of ``own``'s atoms and of the mirrored atoms ``-l'`` of ``other`` on
-    ``own``'s lattice ``shift + i h`` (``mode`` ``"down"``: floor, ``"up"``: ceil)."""
-    h, s = own.h, own.shift
+    ``own``'s lattice ``shift + i h`` (``mode`` ``"down"``: floor, ``"up"``: ceil).
+
+    With ``l'_j = s' + (o' + j) h`` the mirrored point is ``s + (c - o' - j) h``,
+    ``c = -(s + s')/h``: one rounding of ``c`` serves every atom, in integers.  A ``c``
+    within 1e-9 of an integer is that integer (the lattices coincide up to float noise;
+    a symmetric pair mirrored onto itself, for example)."""
+    h = own.h
     if not math.isclose(other.h, h, rel_tol=1e-12):
         raise ValueError(f"the two directions need one mesh, got {own.h} and {other.h}")
-    x = (-other.values - s) / h
-    im = (np.floor(x) if mode == "down" else np.ceil(x)).astype(np.int64)
+    c = -(own.shift + other.shift) / h
+    r = round(c)
+    ci = r if abs(c - r) < 1e-9 else (math.floor(c) if mode == "down" else math.ceil(c))
+    im = ci - (other.offset + np.arange(other.probs.size, dtype=np.int64))
     iu = own.offset + np.arange(own.probs.size, dtype=np.int64)
     lo, hi = int(min(iu[0], im.min())), int(max(iu[-1], im.max()))
     return iu, im, lo, hi - lo + 1
@@ -93,25 +120,40 @@ def _common_lattice(own: LatticePMF, other: LatticePMF, mode: str):
 
 def _curves(own: LatticePMF, other: LatticePMF, mode: str):
     """Values on the joint lattice of ``H_own`` and ``T H_other`` (module docstring),
-    with the atoms of both (P-masses ``p``, Q-masses ``q = p e^{-t}``)."""
+    in extended precision, with the atoms of both (P-masses ``p``, Q-masses
+    ``q = p e^{-t}``) and a bound ``err`` on the round-off of each value.
+
+    ``H_own(gamma_i) = p_inf + P1[> i] - gamma_i Q1[> i]`` and, for the mirrored law
+    (Q-masses ``q2`` = the other law's masses, ``p2 = q2 gamma``, total mass
+    ``1 - u_inf - dq``), ``T H_other(gamma_i) = (1 - P2) + P2[> i] - gamma_i (Q2[> i] +
+    dq)``: suffix sums only, so ``gamma_i Q[> i] <= P[> i]`` keeps every error of the
+    order of the masses (``dq`` is multiplied by ``gamma_i``, counted as such)."""
     iu, im, lo, m = _common_lattice(own, other, mode)
     if m > MAX_JOIN_POINTS:
         return None
     t = own.shift + (lo + np.arange(m)) * own.h
     if max(abs(t[0]), abs(t[-1])) > MAX_ABS_LOSS:
         return None
-    gam = np.exp(t)
+    tl = t.astype(np.longdouble)
+    gam = np.exp(tl)
     p1 = np.zeros(m)
     p1[iu - lo] = own.probs
-    q1 = p1 * np.exp(-t)
-    q2 = np.bincount(im - lo, weights=other.probs, minlength=m)   # Q-mass: other's law
+    q1 = p1 * np.exp(-tl)
+    q2 = np.bincount(im - lo, weights=other.probs, minlength=m).astype(np.longdouble)
     p2 = q2 * gam
-    f1 = own.p_inf + _suffix_gt(p1) - gam * _suffix_gt(q1)
-    # T H_other at gamma_i: 1 - gamma (1 - u_inf - Q2[<= i]) - P2[<= i] (any total mass)
-    q2le, p2le = np.cumsum(q2), np.cumsum(p2)
-    f2 = 1.0 - gam * (1.0 - other.p_inf - q2le) - p2le
+    P1, Q1, P2, Q2 = _suffix_gt(p1), _suffix_gt(q1), _suffix_gt(p2), _suffix_gt(q2)
+    p1tot = float(np.sum(p1, dtype=np.longdouble))
+    p2tot = P2[0] + p2[0]
+    q2tot = Q2[0] + q2[0]
+    dq = 1.0 - np.longdouble(other.p_inf) - q2tot
+    f1 = own.p_inf + P1 - gam * Q1
+    f2 = (1.0 - p2tot) + P2 - gam * (Q2 + dq)
+    k = _kappa(m)
+    e1 = 2 * k * p1tot + 12 * _EPS_LD
+    e2 = 4 * k * float(p2tot) + gam * (k * float(q2tot) + 4 * _EPS_LD) + 12 * _EPS_LD
     return dict(lo=lo, t=t, gam=gam, p1=p1, q1=q1, p2=p2, q2=q2, f1=f1, f2=f2,
-                u_inf=float(other.p_inf))
+                u_inf=float(other.p_inf), q2tot=q2tot, dq=dq,
+                err=np.maximum(e1, e2) + 4 * _EPS_LD * gam)
 
 
 @njit(cache=True)
@@ -149,8 +191,9 @@ def join_upper(own: LatticePMF, other: LatticePMF) -> "LatticePMF | None":
     src = np.where(f1 <= f2, 1, 2)
     g = np.minimum(f1, f2)
     g = np.minimum.accumulate(np.maximum(g, np.maximum(1.0 - gam, 0.0)))  # truth obeys both
-    x = np.concatenate([[0.0], gam])
-    y = np.concatenate([[1.0], g + HULL_MARGIN])
+    tau = max(HULL_MARGIN, 8.0 * float(np.max(c["err"])))
+    x = np.concatenate([[0.0], gam.astype(np.float64)])
+    y = np.concatenate([[1.0], (g + tau).astype(np.float64)])
     hull = _lower_hull(x, y)
     a, b = hull[:-1], hull[1:]
     slope = (y[b] - y[a]) / (x[b] - x[a])
@@ -160,23 +203,26 @@ def join_upper(own: LatticePMF, other: LatticePMF) -> "LatticePMF | None":
     sa = src[np.maximum(ia, 0)]
     for k, q in ((1, c["q1"]), (2, c["q2"])):
         e = cons & (sa == k) & (src[ib] == k)
-        slope[e] = -_suffix_gt(q)[ia[e]]
+        slope[e] = -_suffix_gt(q)[ia[e]].astype(np.float64)
     slope = np.concatenate([slope, [0.0]])              # flat beyond the last vertex
-    # the exact and the divided slopes disagree by round-off (~1e-12) where runs meet
-    # bridges; raising a slope only raises the curve 1 + int_0^g slope (conservative)
-    slope = np.maximum.accumulate(np.maximum(slope, -1.0))
-    jump = np.diff(slope)
+    # the exact and the divided slopes disagree by round-off where runs meet bridges;
+    # raising a slope only raises the curve 1 + int_0^g slope (conservative); the first
+    # at least -1 + 1e-14 keeps the Q-mass of the atoms below 1 despite round-off
+    slope = np.maximum.accumulate(np.maximum(slope, -1.0 + 1e-14))
     q = np.zeros(gam.size)
-    q[b - 1] = jump
-    p = q * gam
-    p_inf = max(0.0, 1.0 - float(p.sum()))
+    q[b - 1] = np.diff(slope)                           # >= 0 exactly (nondecreasing)
+    p = q * gam.astype(np.float64)
+    p_inf = max(0.0, 1.0 - float(np.sum(p, dtype=np.longdouble)))
     J = LatticePMF(p, c["lo"], own.h, shift=own.shift, p_inf=p_inf)
-    # certificate check: at every kink the curve of J is >= the certified curve g
-    fj = p_inf + _suffix_gt(p) - gam * _suffix_gt(q)
-    # (by half the margin: far above the ~1e-15 error of evaluating either curve)
-    if np.any(fj[b - 1] < g[b - 1] + 0.5 * HULL_MARGIN):
-        raise RuntimeError("the join's curve fell below the certified curve at a kink "
-                           "(float round-off beyond HULL_MARGIN)")
+    # certificate: at every kink the curve of J (its stored atoms, in extended
+    # precision) exceeds the certified curve g by more than both round-off bounds
+    pl = p.astype(np.longdouble)
+    fj = p_inf + _suffix_gt(pl) - gam * _suffix_gt(pl * np.exp(-c["t"].astype(np.longdouble)))
+    ej = 2 * _kappa(gam.size) * (1.0 + p_inf) + 12 * _EPS_LD
+    v = b - 1
+    if np.any(fj[v] - g[v] <= c["err"][v] + ej):
+        raise RuntimeError("the join's curve is not above the certified curve by more "
+                           "than the round-off at every kink")
     return J
 
 
@@ -195,7 +241,7 @@ def meet_lower(own: LatticePMF, other: LatticePMF) -> "LatticePMF | None":
     # index j + 1 below.  Slopes of each curve there:
     q1tot = float(c["q1"].sum())
     s1 = np.concatenate([[-q1tot], -_suffix_gt(c["q1"])])
-    s2 = -(1.0 - c["u_inf"] - np.concatenate([[0.0], np.cumsum(c["q2"])]))
+    s2 = -(np.concatenate([[c["q2tot"]], _suffix_gt(c["q2"])]) + c["dq"])
     # values at each interval's left end (0: f1(0) = total mass of own, f2(0) = 1) and
     # right end (at infinity: f1 -> its flat value, f2 -> -inf if it still decreases)
     v1l = np.concatenate([[own.p_inf + float(c["p1"].sum())], f1])
@@ -211,7 +257,8 @@ def meet_lower(own: LatticePMF, other: LatticePMF) -> "LatticePMF | None":
     li, ri = act_r[:-1], act_l[1:]
     jump = np.maximum(sl[1:] - sr[:-1], 0.0)
     p = np.where((li == 1) & (ri == 1), c["p1"],
-                 np.where((li == 2) & (ri == 2), c["p2"], gam * jump * (1.0 - 1e-9)))
+                 np.where((li == 2) & (ri == 2), c["p2"] * (1.0 - 1e-12),
+                          gam * jump * (1.0 - 1e-9))).astype(np.float64)
     # kinks strictly inside interval j (the curves cross there): P-mass at most
     # gamma_{j+1} * jump, moved down to gamma_j (at least gamma_j * jump there); inside
     # (0, gamma_0): dropped (to -inf)
