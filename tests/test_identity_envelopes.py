@@ -209,3 +209,16 @@ def test_a_symmetric_pair_is_joined_with_itself():
     rep = iv.details["identity_join"]
     assert rep["upper"] and rep["lower"]
     assert rep["joined"][1] - rep["joined"][0] < rep["envelopes"][1] - rep["envelopes"][0]
+
+
+def test_a_join_that_cannot_be_built_keeps_the_envelopes_and_says_so(monkeypatch):
+    import sampledprv.sampled.certification.identity_envelopes as ie
+    monkeypatch.setattr(ie, "MAX_JOIN_POINTS", 8)
+    kw = dict(alpha=1e-3, seed=3, bins=256, progress=False)
+    c = sp.SampledAccountant(5000, **kw).compose(gauss_pair(0.5), 3).epsilon(1e-2)
+    d = sp.SampledAccountant(5000, join_directions=True, **kw).compose(
+        gauss_pair(0.5), 3).epsilon(1e-2)
+    assert (d.lower, d.upper) == (c.lower, c.upper) and "change of measure" not in d.method
+    notes = d.details["identity_join_notes"]
+    assert any("upper envelope kept (joint lattice too large" in n for n in notes)
+    assert any("lower envelope kept (joint lattice too large" in n for n in notes)

@@ -285,15 +285,17 @@ def _join_env(env, other, notes: list, name: str):
     """``env`` with its join and meet; the estimate replaced by a point mass (the
     joined composition's estimate is not read: the base's is).  Where a join cannot be
     built (:func:`join_upper`) the envelope stays and ``notes`` says why."""
+    wide = "joint lattice too large or too wide"
     try:
         J = join_upper(env.upper, other.upper)
+        if J is None:
+            notes.append(f"{name}: upper envelope kept ({wide})")
     except RuntimeError as err:
         J = None
         notes.append(f"{name}: upper envelope kept ({err})")
     M = meet_lower(env.lower, other.lower)
-    if J is None or M is None:
-        notes.append(f"{name}: {'upper' if J is None else 'lower'} envelope kept (joint "
-                     "lattice too large or too wide)")
+    if M is None:
+        notes.append(f"{name}: lower envelope kept ({wide})")
     return Envelope(env.upper if J is None else J, env.lower if M is None else M,
                     _point(env.upper.h), env.alpha)
 
