@@ -93,7 +93,7 @@ def run_custom_gaussian(n: int, k: int = 10_000, delta: float = 1e-5) -> None:
     print(f"    joined     [{lo_j:.4f}, {up_j:.4f}] width {up_j - lo_j:.4f}")
     print(f"    interval   [{iv.lower:.4f}, {iv.upper:.4f}] width {iv.upper - iv.lower:.4f}"
           f"  (join set: {'upper ' if rep['upper'] else ''}{'lower' if rep['lower'] else ''})")
-    print(f"    before     width 0.23 at n = 1e8 (envelopes alone)")
+    print("    before     width 0.23 at n = 1e8 (envelopes alone)")
     print(f"  time       {wall:.1f} s wall, {time.process_time() - c0:.1f} s CPU")
 
 

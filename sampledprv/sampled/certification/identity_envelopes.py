@@ -236,7 +236,7 @@ def meet_lower(own: LatticePMF, other: LatticePMF) -> "LatticePMF | None":
     c = _curves(own, other, "up")
     if c is None:
         return None
-    gam, f1, f2, m = c["gam"], c["f1"], c["f2"], c["gam"].size
+    gam, f1, f2 = c["gam"], c["f1"], c["f2"]
     # intervals j = -1..m-1: (gamma_j, gamma_{j+1}), gamma_{-1} = 0, gamma_m = inf;
     # index j + 1 below.  Slopes of each curve there:
     q1tot = float(c["q1"].sum())
