@@ -19,9 +19,9 @@ sampled accountant brackets both curves on one event of probability
   H(1/\gamma)`; :math:`H_P` is convex, so it lies below the greatest convex minorant
   of ``g`` (the lower hull of its values on the lattice, with the point ``(0, 1)``).
   That hull is the curve of a valid pair (convex, :math:`H(0) = 1`,
-  :math:`H \ge (1 - \gamma)_+`, nonincreasing), the *join* ``J``: ``J`` dominates the
-  true pair in Blackwell's order, hence its ``k``-fold composition dominates the true
-  composition in both directions.  Its kinks lie on the lattice, so its law of
+  :math:`H \ge (1 - \gamma)_+`, nonincreasing), the *join* ``J``: ``J`` is a dominating
+  pair of the step (Zhu, Dong and Wang 2022, Definition 7), hence by their Theorem 10
+  its ``k``-fold composition dominates the true composition in both directions.  Its kinks lie on the lattice, so its law of
   :math:`L` under ``P`` is a :class:`~sampledprv.engine.LatticePMF` that the FFT
   composition takes as it takes ``U``.
 * :math:`H_P \ge h := \max(H_D, T H_{D'})`; ``h`` is convex with :math:`h(0) = 1`,
@@ -41,7 +41,9 @@ mean: the composed shift disappears and only the variance grows.  Proof and figu
 ``docs/design-notes.md``, "Joining the two directions' envelopes".
 
 The mirrored atoms (``L = -L'``) are rounded onto this direction's lattice: down for
-``U'`` (``L'`` up: ``H_{U'}`` only grows), up for ``D'``.
+``U'`` (``L'`` up: ``H_{U'}`` only grows), up for ``D'``.  The curves are evaluated in
+extended precision with a carried round-off bound, and the join is used only if its
+curve exceeds the certified one at every kink by more than that bound.
 """
 
 from __future__ import annotations
