@@ -121,6 +121,11 @@ class SampledAccountant(PrivacyAccountant):
         (:mod:`sampledprv.sampled.certification.tails`), which removes the sample floor; a supplied
         bound is a premise of the certificate and is checked against the samples.
         ``False``: samples only (the unseen tail goes to :math:`+\infty`).
+    join_directions : bool
+        Tighten both ends with the change of measure between the two directions of a
+        user :class:`LogDensityPair` (default False; :mod:`.identity_envelopes`): each
+        end is the better of the envelopes' and the joined one's, on the same event,
+        and ``method`` names the join where it set an end.
     """
 
     def __init__(self, n_samples: int, alpha: float = 1e-9, seed: int = 0,
@@ -130,12 +135,13 @@ class SampledAccountant(PrivacyAccountant):
                  executor: object = None, checkpoint: object = None, backend: str = "numba",
                  device: Optional[str] = None, shard_size: int = DEFAULT_SHARD_SIZE,
                  threads_per_task: int = 1, neighbouring: object = "add_remove",
-                 tail_bounds: bool = True) -> None:
+                 tail_bounds: bool = True, join_directions: bool = False) -> None:
         self._setup(SampledSettings(
             n_samples, alpha, seed, certify, bins, progress, seed_params, max_grid,
             executor=executor, checkpoint=checkpoint, backend=backend, device=device,
             shard_size=shard_size, threads_per_task=threads_per_task,
-            neighbouring=neighbouring, tail_bounds=tail_bounds))
+            neighbouring=neighbouring, tail_bounds=tail_bounds,
+            join_directions=join_directions))
 
     @classmethod
     def from_settings(cls, settings: SampledSettings) -> "SampledAccountant":
@@ -217,6 +223,7 @@ class SampledAccountant(PrivacyAccountant):
     threads_per_task = setting("threads_per_task")
     executor = setting("executor")
     tail_bounds = setting("tail_bounds")
+    join_directions = setting("join_directions")
 
     @property
     def device(self) -> Optional[str]:

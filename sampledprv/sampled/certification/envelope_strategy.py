@@ -21,6 +21,7 @@ from ...core.progress import Progress
 from ..histograms.histogram import coarsen
 from .alternatives import best_of
 from .envelopes import compose_bounds, composition_steps, envelope
+from .identity_envelopes import JOIN_TEXT, join_report, joined_state
 from .twolevel import compose_bounds_two_level
 
 __all__ = ["EnvelopeMethod", "bounds_of_state", "method_text", "pick", "ENVELOPES",
@@ -95,6 +96,9 @@ def bounds_of_state(acc, dirs: object, used: set,
                     f"with every histogram merged into one bin the FFT needs "
                     f"{err.needed:,} points; raise max_grid") from None
             h_q *= 2.0
+    if getattr(acc, "join_directions", False):      # .identity_envelopes
+        out = joined_state([m for m, _ in acc._bank.entries.values()], envs, out,
+                           two.get("two_level_factor", 0), acc.max_grid)
     k = sum(c for _, c in acc.composition)
     width = k * h_q
     if two:   # each regridded variable adds at most one coarse mesh of rounding
@@ -151,7 +155,8 @@ class EnvelopeMethod:
         det["per_direction"] = {d: b.epsilon(delta) for d, b in bounds.items()}
         det.update(next(iter(bounds.values())).details)
         return best_of("epsilon", delta, direction, alt,
-                       acc._interval(lo, est, up, method_text(acc, ENVELOPES), det))
+                       acc._interval(lo, est, up, _text(acc, bounds, "epsilon", delta, det),
+                                     det))
 
     def delta(self, acc, epsilon: float, direction: object):
         """Certified bracket on delta(epsilon) (the accountant validated ``epsilon``)."""
@@ -163,4 +168,18 @@ class EnvelopeMethod:
         lo, est, up = (max(t[i] for t in trip) for i in range(3))
         det.update(next(iter(bounds.values())).details)
         return best_of("delta", epsilon, direction, alt,
-                       acc._interval(lo, est, up, method_text(acc, ENVELOPES), det))
+                       acc._interval(lo, est, up, _text(acc, bounds, "delta", epsilon, det),
+                                     det))
+
+
+def _text(acc, bounds: dict, kind: str, x: float, det: dict) -> str:
+    """The method in words; with ``join_directions=True`` the ends the join or the meet
+    set are named (:mod:`.identity_envelopes`) and both brackets kept in ``details``."""
+    text = method_text(acc, ENVELOPES)
+    rep = join_report(bounds, kind, x)
+    if rep is None:
+        return text
+    det["identity_join"] = rep
+    ends = [e for e in ("lower", "upper") if rep[e]]
+    return text + (f"; {' and '.join(ends)} end{'s' if len(ends) > 1 else ''}: {JOIN_TEXT}"
+                   if ends else "")

@@ -72,6 +72,9 @@ class SampledSettings:
     neighbouring : NeighbouringRelation
         Given as a name or a relation.
     tail_bounds : bool
+    join_directions : bool
+        Join the two directions' envelopes of a user ``LogDensityPair`` by the change of
+        measure (:mod:`.identity_envelopes`).
     """
 
     n_samples: Any
@@ -90,6 +93,7 @@ class SampledSettings:
     threads_per_task: int = 1
     neighbouring: Any = "add_remove"
     tail_bounds: bool = True
+    join_directions: bool = False
 
     def __post_init__(self) -> None:
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
@@ -124,6 +128,7 @@ class SampledSettings:
         put("threads_per_task", v.positive_int("threads_per_task", self.threads_per_task))
         put("neighbouring", as_relation(self.neighbouring))
         put("tail_bounds", bool(self.tail_bounds))
+        put("join_directions", bool(self.join_directions))
 
     @property
     def sizes(self) -> dict:
