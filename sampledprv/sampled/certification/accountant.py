@@ -123,9 +123,10 @@ class SampledAccountant(PrivacyAccountant):
         ``False``: samples only (the unseen tail goes to :math:`+\infty`).
     join_directions : bool
         Tighten both ends with the change of measure between the two directions of a
-        user :class:`LogDensityPair` (default False; :mod:`.identity_envelopes`): each
+        user :class:`LogDensityPair` (default True; :mod:`.identity_envelopes`): each
         end is the better of the envelopes' and the joined one's, on the same event,
-        and ``method`` names the join where it set an end.
+        and ``method`` names the join where it set an end.  ``False`` keeps the plain
+        envelopes (the epsilon query is then about a third faster).
     """
 
     def __init__(self, n_samples: int, alpha: float = 1e-9, seed: int = 0,
@@ -135,7 +136,7 @@ class SampledAccountant(PrivacyAccountant):
                  executor: object = None, checkpoint: object = None, backend: str = "numba",
                  device: Optional[str] = None, shard_size: int = DEFAULT_SHARD_SIZE,
                  threads_per_task: int = 1, neighbouring: object = "add_remove",
-                 tail_bounds: bool = True, join_directions: bool = False) -> None:
+                 tail_bounds: bool = True, join_directions: bool = True) -> None:
         self._setup(SampledSettings(
             n_samples, alpha, seed, certify, bins, progress, seed_params, max_grid,
             executor=executor, checkpoint=checkpoint, backend=backend, device=device,

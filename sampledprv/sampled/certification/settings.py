@@ -93,7 +93,7 @@ class SampledSettings:
     threads_per_task: int = 1
     neighbouring: Any = "add_remove"
     tail_bounds: bool = True
-    join_directions: bool = False
+    join_directions: bool = True
 
     def __post_init__(self) -> None:
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
