@@ -45,6 +45,7 @@ from typing import Any, Callable
 import numpy as np
 from numba import njit
 
+from ...rdp.matrix_moments import log_add
 from .rng import normal, uniform
 from .torch_draws import require_torch
 from .user_fills import states_from
@@ -196,17 +197,6 @@ def _add_column(z, i, cptr, cidx, cval):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _logaddexp(a, b):  # pragma: no cover - numba
-    if a == -math.inf:
-        return b
-    if b == -math.inf:
-        return a
-    if a > b:
-        return a + math.log1p(math.exp(b - a))
-    return b + math.log1p(math.exp(a - b))
-
-
-@njit(cache=True)
 def _loss_of_z(params, z, ell, acc, ring):  # pragma: no cover - numba
     r"""The remove loss :math:`\log P/Q` at the scaled output ``z`` (module docstring);
     ``ell`` (``n``), ``acc`` (``b``), ``ring`` (``b``) are work buffers."""
@@ -249,7 +239,7 @@ def _loss_of_z(params, z, ell, acc, ring):  # pragma: no cover - numba
         for j in range(b):
             acc[j] = 0.0
         for i in range(n):
-            acc[i % b] += _logaddexp(lq, lp + ell[i] - half[i])
+            acc[i % b] += log_add(lq, lp + ell[i] - half[i])
         m = -math.inf
         for j in range(b):
             if acc[j] > m:
@@ -264,12 +254,12 @@ def _loss_of_z(params, z, ell, acc, ring):  # pragma: no cover - numba
     for i in range(n - 1, -1, -1):
         v_next = ring[(i + 1) % b]
         v_skip = ring[i % b]                 # V_{i+b}
-        ring[i % b] = _logaddexp(lq + v_next, lp + ell[i] - half[i] + v_skip)
+        ring[i % b] = log_add(lq + v_next, lp + ell[i] - half[i] + v_skip)
     if not warm:
         return ring[0]
     t = ring[0]
     for k in range(1, b):
-        t = _logaddexp(t, lp + ring[k])
+        t = log_add(t, lp + ring[k])
     return t - math.log1p((b - 1) * p)
 
 
