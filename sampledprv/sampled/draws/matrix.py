@@ -131,6 +131,34 @@ def lse_shifted(x, half, start, stop):  # pragma: no cover - numba
     return m + math.log(s)
 
 
+@njit(cache=True, inline="always")
+def _uniform_index(state, b):  # pragma: no cover - numba
+    """A uniform index in ``0..b-1`` (the uniform's rounding up to 1 kept inside)."""
+    i = int(uniform(state) * b)
+    return b - 1 if i >= b else i
+
+
+@njit(cache=True, inline="always")
+def _csr_block(params, o, rows, nnz):  # pragma: no cover - numba
+    """The compressed-sparse block stored at offset ``o`` of ``params`` (``rows + 1``
+    pointers, ``nnz`` indices, ``nnz`` values) and the offset after it."""
+    ptr = params[o:o + rows + 1]
+    o += rows + 1
+    idx = params[o:o + nnz]
+    o += nnz
+    return ptr, idx, params[o:o + nnz], o + nnz
+
+
+@njit(cache=True, inline="always")
+def _columns(params):  # pragma: no cover - numba
+    """``(cptr, cidx, cval, half, mhalf)`` of ``n``-dimensional parameters
+    (:func:`ndim_params`)."""
+    n = int(params[2])
+    b = int(params[3])
+    cptr, cidx, cval, o = _csr_block(params, _HEAD, n, int(params[7]))
+    return cptr, cidx, cval, params[o:o + n], params[o + n:o + n + b]
+
+
 # ---- the Gram-reduced fixed-bin sampler ---------------------------------------------------
 @njit(cache=True)
 def _gram_fill(state, params, out):  # pragma: no cover - numba
@@ -139,20 +167,9 @@ def _gram_fill(state, params, out):  # pragma: no cover - numba
     logb = params[6]
     ns = int(params[7])
     nr = int(params[8])
-    o = _HEAD
-    half = params[o:o + b]
-    o += b
-    sptr = params[o:o + b + 1]
-    o += b + 1
-    sidx = params[o:o + ns]
-    o += ns
-    sval = params[o:o + ns]
-    o += ns
-    rptr = params[o:o + b + 1]
-    o += b + 1
-    ridx = params[o:o + nr]
-    o += nr
-    rval = params[o:o + nr]
+    half = params[_HEAD:_HEAD + b]
+    sptr, sidx, sval, o = _csr_block(params, _HEAD + b, b, ns)
+    rptr, ridx, rval, o = _csr_block(params, o, b, nr)
     z = np.empty(b)
     u = np.empty(b)
     rp = rptr.astype(np.int64)
@@ -169,9 +186,7 @@ def _gram_fill(state, params, out):  # pragma: no cover - numba
                 s += rval[q] * z[ri[q]]
             u[r] = s
         if remove:
-            i = int(uniform(state) * b)
-            if i >= b:
-                i = b - 1
+            i = _uniform_index(state, b)
             for q in range(sp_[i], sp_[i + 1]):
                 u[si[q]] += sval[q]
         out[k] = sign * (lse_shifted(u, half, 0, b) - logb)
@@ -206,17 +221,7 @@ def _loss_of_z(params, z, ell, acc, ring):  # pragma: no cover - numba
     p = params[4]
     warm = params[5] > 0.0
     logb = params[6]
-    nnz = int(params[7])
-    o = _HEAD
-    cptr = params[o:o + n + 1]
-    o += n + 1
-    cidx = params[o:o + nnz]
-    o += nnz
-    cval = params[o:o + nnz]
-    o += nnz
-    half = params[o:o + n]
-    o += n
-    mhalf = params[o:o + b]
+    cptr, cidx, cval, half, mhalf = _columns(params)
     for i in range(n):                       # dot products c_i^T z
         s = 0.0
         for q in range(int(cptr[i]), int(cptr[i + 1])):
@@ -271,24 +276,13 @@ def _draw_pattern(state, params, z):  # pragma: no cover - numba
     b = int(params[3])
     p = params[4]
     warm = params[5] > 0.0
-    nnz = int(params[7])
-    o = _HEAD
-    cptr = params[o:o + n + 1]
-    o += n + 1
-    cidx = params[o:o + nnz]
-    o += nnz
-    cval = params[o:o + nnz]
+    cptr, cidx, cval, _, _ = _columns(params)
     if kind == EPOCH:
         for e in range(n // b):
-            s = int(uniform(state) * b)
-            if s >= b:
-                s = b - 1
-            _add_column(z, e * b + s, cptr, cidx, cval)
+            _add_column(z, e * b + _uniform_index(state, b), cptr, cidx, cval)
         return
     if kind == FIXED or kind == CYCLIC:
-        s = int(uniform(state) * b)
-        if s >= b:
-            s = b - 1
+        s = _uniform_index(state, b)
         for i in range(s, n, b):
             if kind == FIXED or p >= 1.0 or uniform(state) < p:
                 _add_column(z, i, cptr, cidx, cval)
