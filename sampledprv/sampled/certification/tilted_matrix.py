@@ -49,8 +49,8 @@ import numpy as np
 from numba import njit
 
 from ...rdp import matrix_moments as mm
-from ..draws.matrix import lse_shifted
-from ..draws.rng import normal, uniform
+from ..draws.matrix import correlated_normals, lse_shifted
+from ..draws.rng import uniform
 from ..draws.user_fills import states_from
 from .tilted import TiltedLaw, renyi_tilted
 
@@ -198,13 +198,7 @@ def _draw(state, S, w, a, st, pred, fwd, cum, final, fcum, sptr, sidx, sval, rpt
             while l < r and cum[t - 1, s, l] <= x:
                 l += 1
             s = pred[s, l]
-        for j in range(b):
-            g[j] = normal(state)
-        for r in range(b):
-            acc = 0.0
-            for q in range(rptr[r], rptr[r + 1]):
-                acc += rval[q] * g[ridx[q]]
-            u[r] = acc
+        correlated_normals(state, rptr, ridx, rval, g, u)
         for j in range(b):
             if c[j] != 0:
                 for q in range(sptr[j], sptr[j + 1]):      # S symmetric: row j = column j

@@ -50,8 +50,9 @@ from .rng import normal, uniform
 from .torch_draws import require_torch
 from .user_fills import states_from
 
-__all__ = ["GRAM", "FIXED", "CYCLIC", "BMINSEP", "EPOCH", "lse_shifted", "gram_params", "ndim_params",
-           "matrix_fill", "matrix_numpy_sampler", "pointwise_loss", "gram_torch_sampler"]
+__all__ = ["GRAM", "FIXED", "CYCLIC", "BMINSEP", "EPOCH", "lse_shifted", "correlated_normals",
+           "gram_params", "ndim_params", "matrix_fill", "matrix_numpy_sampler", "pointwise_loss",
+           "gram_torch_sampler"]
 
 GRAM, FIXED, CYCLIC, BMINSEP, EPOCH = 0.0, 1.0, 2.0, 3.0, 4.0
 _HEAD = 10      # kind, sign, n, b, p, warm, log b, nnz1, nnz2, spare
@@ -132,6 +133,20 @@ def lse_shifted(x, half, start, stop):  # pragma: no cover - numba
 
 
 @njit(cache=True, inline="always")
+def correlated_normals(state, rptr, ridx, rval, g, u):  # pragma: no cover - numba
+    r"""Fill ``g`` with standard normals and ``u`` with :math:`Rg` (``R`` by rows:
+    pointers ``rptr``, column indices ``ridx``, values ``rval``): a draw of
+    :math:`N(0, RR^\top)`."""
+    for j in range(g.shape[0]):
+        g[j] = normal(state)
+    for r in range(u.shape[0]):
+        acc = 0.0
+        for q in range(rptr[r], rptr[r + 1]):
+            acc += rval[q] * g[ridx[q]]
+        u[r] = acc
+
+
+@njit(cache=True, inline="always")
 def _uniform_index(state, b):  # pragma: no cover - numba
     """A uniform index in ``0..b-1`` (the uniform's rounding up to 1 kept inside)."""
     i = int(uniform(state) * b)
@@ -178,13 +193,7 @@ def _gram_fill(state, params, out):  # pragma: no cover - numba
     si = sidx.astype(np.int64)
     remove = sign > 0.0
     for k in range(out.shape[0]):
-        for j in range(b):
-            z[j] = normal(state)
-        for r in range(b):
-            s = 0.0
-            for q in range(rp[r], rp[r + 1]):
-                s += rval[q] * z[ri[q]]
-            u[r] = s
+        correlated_normals(state, rp, ri, rval, z, u)
         if remove:
             i = _uniform_index(state, b)
             for q in range(sp_[i], sp_[i + 1]):
