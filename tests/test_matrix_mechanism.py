@@ -132,6 +132,22 @@ def test_dp_sgd_fixed_bin_is_one_random_allocation_with_sigma_over_root_epochs(d
         assert spec.renyi(a, direction) == pytest.approx(ra.renyi(a, direction), rel=1e-9)
 
 
+def _b_min_sep_steps(rng, b, p, n, warm):
+    """The steps (increasing) a record takes part in under b-min-sep sampling over ``n``
+    steps, drawn in plain numpy: the last participation at ``-b`` (cold start) or from
+    the stationary law (warm start), then gaps of ``b - 1 + Geom(p)``."""
+    steps = []
+    last = -b
+    if warm:
+        w = np.r_[1.0, np.full(b - 1, p)] / (1 + (b - 1) * p)
+        last = rng.choice(b, p=w) - b
+    while True:
+        last = last + b - 1 + rng.geometric(p)
+        if last >= n:
+            return steps
+        steps.append(last)
+
+
 @pytest.mark.parametrize("sampler", [sp.CyclicPoisson(3, 0.6), sp.BMinSep(3, 0.5),
                                      sp.BMinSep(3, 0.5, warm_start=True)])
 def test_n_dimensional_sampler_matches_a_plain_numpy_simulation(sampler):
@@ -151,16 +167,7 @@ def test_n_dimensional_sampler_matches_a_plain_numpy_simulation(sampler):
             s = rng.integers(sampler.bins)
             pi[s::sampler.bins] = rng.uniform(size=pi[s::sampler.bins].size) < sampler.p
         else:
-            b, p = sampler.min_sep, sampler.p
-            last = -b
-            if sampler.warm_start:
-                w = np.r_[1.0, np.full(b - 1, p)] / (1 + (b - 1) * p)
-                last = rng.choice(b, p=w) - b
-            while True:
-                last = last + b - 1 + rng.geometric(p)
-                if last >= n:
-                    break
-                pi[last] = 1
+            pi[_b_min_sep_steps(rng, sampler.min_sep, sampler.p, n, sampler.warm_start)] = 1
         ref.append(spec.privacy_loss_at(C @ pi + sigma * rng.standard_normal(n)))
     got = spec.numpy_loss_sampler("remove")(np.random.default_rng(8), 20_000)
     assert _ks(np.array(ref), got) > 1e-4
@@ -356,15 +363,7 @@ def test_b_min_sep_inclusion_probabilities_of_the_add_bound(warm):
     reps = 40_000
     hits = np.zeros(n)
     for _ in range(reps):
-        last = -b
-        if warm:
-            w = np.r_[1.0, np.full(b - 1, p)] / (1 + (b - 1) * p)
-            last = rng.choice(b, p=w) - b
-        while True:
-            last = last + b - 1 + rng.geometric(p)
-            if last >= n:
-                break
-            hits[last] += 1
+        hits[_b_min_sep_steps(rng, b, p, n, warm)] += 1
     r = _inclusion(spec)
     se = np.sqrt(r * (1 - r) / reps)
     assert np.all(np.abs(hits / reps - r) <= 5 * se + 1e-12)
