@@ -19,7 +19,7 @@ import itertools
 import math
 
 import numpy as np
-from scipy import integrate, special
+from scipy import integrate, special, stats
 
 
 def _inner(eps: float, b: float, mu: float, T: int, direction: str) -> float:
@@ -86,3 +86,14 @@ def coverage_misses(make_accountant, eps: float, refs: dict, seeds: int = 300) -
             iv = acc.delta(eps, direction=d)
             miss[d] += not (iv.lower <= refs[d] <= iv.upper)
     return miss
+
+
+def assert_balls_and_bins_coverage(make_accountant, eps: float = 0.2) -> None:
+    """300 seeds of ``make_accountant(seed)`` (a one-epoch balls-and-bins pair with
+    ``T = 2`` steps and ``sigma = 1``, sampled at alpha = 0.05): each direction's
+    ``delta(eps)`` interval misses the quadrature value in at most the binomial
+    0.999-quantile of Bin(300, 0.05) runs."""
+    refs = {d: balls_and_bins_delta(eps, 1.0, 2, d, nodes=60) for d in ("remove", "add")}
+    miss = coverage_misses(make_accountant, eps, refs)
+    limit = stats.binom.ppf(0.999, 300, 0.05)
+    assert all(m <= limit for m in miss.values()), miss

@@ -15,7 +15,9 @@ import sampledprv as sp
 from sampledprv.batch.matrix_mechanism import MatrixMechanism
 from sampledprv.rdp import matrix_moments as mm
 
-from allocation_reference import balls_and_bins_delta, coverage_misses
+from allocation_reference import assert_balls_and_bins_coverage, balls_and_bins_delta
+from family_checks import (assert_mechanism_strings_round_trip,
+                           assert_renyi_bounds_hold_against_samples, assert_sampled_only)
 
 C4 = tuple(np.array([1, .5, .25, .125]) / np.linalg.norm([1, .5, .25, .125]))
 
@@ -77,12 +79,7 @@ def test_validation_names_the_argument():
 
 def test_analytic_accountant_refuses_and_points_to_sampled():
     m = MatrixMechanism(1.0, 20, sp.FixedBin(4), c_col=(1.0, 0.5))
-    assert not sp.Accountant().supports(m)
-    with pytest.raises(ValueError, match="SampledAccountant"):
-        sp.Accountant().compose(m)
-    assert sp.SampledAccountant(1000).supports(m)
-    with pytest.raises(ValueError, match="add_remove"):
-        sp.SampledAccountant(1000, neighbouring="substitute").compose(m)
+    assert_sampled_only(m)
 
 
 @pytest.mark.parametrize("sampler", [sp.CyclicPoisson(8, 0.5), sp.BMinSep(8, 0.5),
@@ -135,6 +132,22 @@ def test_dp_sgd_fixed_bin_is_one_random_allocation_with_sigma_over_root_epochs(d
         assert spec.renyi(a, direction) == pytest.approx(ra.renyi(a, direction), rel=1e-9)
 
 
+def _b_min_sep_steps(rng, b, p, n, warm):
+    """The steps (increasing) a record takes part in under b-min-sep sampling over ``n``
+    steps, drawn in plain numpy: the last participation at ``-b`` (cold start) or from
+    the stationary law (warm start), then gaps of ``b - 1 + Geom(p)``."""
+    steps = []
+    last = -b
+    if warm:
+        w = np.r_[1.0, np.full(b - 1, p)] / (1 + (b - 1) * p)
+        last = rng.choice(b, p=w) - b
+    while True:
+        last = last + b - 1 + rng.geometric(p)
+        if last >= n:
+            return steps
+        steps.append(last)
+
+
 @pytest.mark.parametrize("sampler", [sp.CyclicPoisson(3, 0.6), sp.BMinSep(3, 0.5),
                                      sp.BMinSep(3, 0.5, warm_start=True)])
 def test_n_dimensional_sampler_matches_a_plain_numpy_simulation(sampler):
@@ -154,16 +167,7 @@ def test_n_dimensional_sampler_matches_a_plain_numpy_simulation(sampler):
             s = rng.integers(sampler.bins)
             pi[s::sampler.bins] = rng.uniform(size=pi[s::sampler.bins].size) < sampler.p
         else:
-            b, p = sampler.min_sep, sampler.p
-            last = -b
-            if sampler.warm_start:
-                w = np.r_[1.0, np.full(b - 1, p)] / (1 + (b - 1) * p)
-                last = rng.choice(b, p=w) - b
-            while True:
-                last = last + b - 1 + rng.geometric(p)
-                if last >= n:
-                    break
-                pi[last] = 1
+            pi[_b_min_sep_steps(rng, sampler.min_sep, sampler.p, n, sampler.warm_start)] = 1
         ref.append(spec.privacy_loss_at(C @ pi + sigma * rng.standard_normal(n)))
     got = spec.numpy_loss_sampler("remove")(np.random.default_rng(8), 20_000)
     assert _ks(np.array(ref), got) > 1e-4
@@ -214,13 +218,7 @@ def test_split_bound_is_above_the_exact_moment_and_exact_when_diagonal():
     MatrixMechanism(1.5, 30, sp.BMinSep(4, 0.4), c_col=(1.0, 0.5, 0.25)),
     MatrixMechanism(1.5, 30, sp.BMinSep(4, 0.4, warm_start=True), c_col=(1.0, 0.5))])
 def test_renyi_bounds_hold_against_samples(spec):
-    rng = np.random.default_rng(3)
-    for d in ("remove", "add"):
-        y = spec.numpy_loss_sampler(d)(rng, 200_000)
-        for a in (2, 3):
-            emp = math.log(np.mean(np.exp((a - 1) * y))) / (a - 1)
-            bound = spec.renyi(a, d)
-            assert emp <= bound + 0.02 * abs(bound) + 1e-3, (d, a, emp, bound)
+    assert_renyi_bounds_hold_against_samples(spec)
 
 
 def test_exact_remove_moment_matches_samples_closely():
@@ -280,22 +278,16 @@ def test_coverage_300_seeds_dp_sgd_fixed_bin(path):
     """300 seeds at n = 2000, alpha = 0.05 (c_col = [1], b = 2, E = 2, sigma = sqrt 2, i.e.
     balls-and-bins with sigma 1 by quadrature): each direction misses the exact delta in
     at most the binomial 0.999-quantile of Bin(300, 0.05) runs."""
-    eps = 0.2
-    refs = {d: balls_and_bins_delta(eps, 1.0, 2, d, nodes=60) for d in ("remove", "add")}
-    miss = coverage_misses(_coverage_case, eps, refs)
-    limit = stats.binom.ppf(0.999, 300, 0.05)
-    assert all(m <= limit for m in miss.values()), miss
+    assert_balls_and_bins_coverage(_coverage_case)
 
 
 # ---- command line and calibration ---------------------------------------------------------------
 def test_mechanism_strings_round_trip():
-    from sampledprv.cli.mechanism_strings import format_mechanism, parse_mechanism
-    for s in ("bandmf c_col=1:0.5:0.25 sigma=3 steps=100 bins=10",
-              "bandmf c_col=1:0.5 sigma=2 steps=50 cycle=5 p=0.5",
-              "bandmf c_col=1:0.5 sigma=2 steps=50 min_sep=5 p=0.25 warm=1"):
-        spec = parse_mechanism(s).build()
-        assert format_mechanism(spec) == s
-        assert parse_mechanism(format_mechanism(spec)).build() == spec
+    from sampledprv.cli.mechanism_strings import parse_mechanism
+    assert_mechanism_strings_round_trip((
+        "bandmf c_col=1:0.5:0.25 sigma=3 steps=100 bins=10",
+        "bandmf c_col=1:0.5 sigma=2 steps=50 cycle=5 p=0.5",
+        "bandmf c_col=1:0.5 sigma=2 steps=50 min_sep=5 p=0.25 warm=1"))
     with pytest.raises(ValueError, match="one sampler"):
         parse_mechanism("bandmf sigma=1 steps=10").build()
 
@@ -371,15 +363,7 @@ def test_b_min_sep_inclusion_probabilities_of_the_add_bound(warm):
     reps = 40_000
     hits = np.zeros(n)
     for _ in range(reps):
-        last = -b
-        if warm:
-            w = np.r_[1.0, np.full(b - 1, p)] / (1 + (b - 1) * p)
-            last = rng.choice(b, p=w) - b
-        while True:
-            last = last + b - 1 + rng.geometric(p)
-            if last >= n:
-                break
-            hits[last] += 1
+        hits[_b_min_sep_steps(rng, b, p, n, warm)] += 1
     r = _inclusion(spec)
     se = np.sqrt(r * (1 - r) / reps)
     assert np.all(np.abs(hits / reps - r) <= 5 * se + 1e-12)

@@ -16,7 +16,10 @@ from sampledprv.rdp import allocation as ra
 from sampledprv.sampled.certification.conditional import TruncationTail, bulk_tail
 from sampledprv.sampled.draws import allocation as al
 
-from allocation_reference import balls_and_bins_delta, brute_occupancy_moment, coverage_misses
+from allocation_reference import (assert_balls_and_bins_coverage, balls_and_bins_delta,
+                                  brute_occupancy_moment)
+from family_checks import (assert_mechanism_strings_round_trip,
+                           assert_renyi_bounds_hold_against_samples, assert_sampled_only)
 
 
 # ---- specs ---------------------------------------------------------------------------------
@@ -39,12 +42,7 @@ def test_spec_validation_names_the_argument():
 
 def test_analytic_accountant_refuses_and_points_to_sampled():
     m = BallsAndBins(1.0, 100)
-    assert not sp.Accountant().supports(m)
-    with pytest.raises(ValueError, match="SampledAccountant"):
-        sp.Accountant().compose(m)
-    assert sp.SampledAccountant(1000).supports(m)
-    with pytest.raises(ValueError, match="add_remove"):
-        sp.SampledAccountant(1000, neighbouring="substitute").compose(m)
+    assert_sampled_only(m)
 
 
 # ---- sampler law ---------------------------------------------------------------------------
@@ -178,12 +176,7 @@ def test_fractional_orders_are_chords_above_the_curve():
 @pytest.mark.parametrize("spec", [BallsAndBins(1.0, 50), RandomAllocation(0.8, 30, 3),
                                   RandomAllocation(None, 20, 2, base=sp.Laplace(1.0))])
 def test_renyi_bounds_hold_against_samples(spec):
-    rng = np.random.default_rng(3)
-    for d in ("remove", "add"):
-        y = spec.numpy_loss_sampler(d)(rng, 200_000)
-        for a in (2, 3):
-            emp = math.log(np.mean(np.exp((a - 1) * y))) / (a - 1)
-            assert emp <= spec.renyi(a, d) + 0.02 * abs(spec.renyi(a, d)) + 1e-3, (d, a)
+    assert_renyi_bounds_hold_against_samples(spec)
 
 
 def test_registered_with_rdp_divergence():
@@ -222,11 +215,7 @@ def _coverage_case(seed):
 def test_coverage_300_seeds_balls_and_bins():
     """300 seeds at n = 2000, alpha = 0.05: each direction's interval misses the exact
     delta in at most the binomial 0.999-quantile of Bin(300, 0.05) runs."""
-    eps = 0.2
-    refs = {d: balls_and_bins_delta(eps, 1.0, 2, d, nodes=60) for d in ("remove", "add")}
-    miss = coverage_misses(_coverage_case, eps, refs)
-    limit = stats.binom.ppf(0.999, 300, 0.05)
-    assert all(m <= limit for m in miss.values()), miss
+    assert_balls_and_bins_coverage(_coverage_case)
 
 
 # ---- command line ------------------------------------------------------------------------------
@@ -254,13 +243,9 @@ def test_cli_epsilon_json_and_refusal(capsys):
 
 
 def test_mechanism_strings_round_trip():
-    from sampledprv.cli.mechanism_strings import format_mechanism, parse_mechanism
-    for s in ("balls-and-bins sigma=1 steps=100",
-              "random-allocation sigma=0.55 steps=391 selected=5",
-              "random-allocation scale=2 steps=10 selected=2"):
-        spec = parse_mechanism(s).build()
-        assert format_mechanism(spec) == s
-        assert parse_mechanism(format_mechanism(spec)).build() == spec
+    assert_mechanism_strings_round_trip(("balls-and-bins sigma=1 steps=100",
+                                         "random-allocation sigma=0.55 steps=391 selected=5",
+                                         "random-allocation scale=2 steps=10 selected=2"))
 
 
 def test_torch_sampler_law():

@@ -38,9 +38,8 @@ def _prob(name: str, p: float) -> float:
 
 
 @dataclass(frozen=True)
-class FixedBin:
-    """Balls-in-bins with one bin for the whole run: ``bins`` = :math:`b` (the cycle
-    length; the record takes part every ``bins`` steps from its bin)."""
+class _Bins:
+    """The samplers with a cycle of ``bins`` = :math:`b` steps (their ``period``)."""
 
     bins: int
 
@@ -53,20 +52,21 @@ class FixedBin:
 
 
 @dataclass(frozen=True)
-class CyclicPoisson:
+class FixedBin(_Bins):
+    """Balls-in-bins with one bin for the whole run: ``bins`` = :math:`b` (the cycle
+    length; the record takes part every ``bins`` steps from its bin)."""
+
+
+@dataclass(frozen=True)
+class CyclicPoisson(_Bins):
     """Random-shift cyclic Poisson sampling: cycle ``bins`` = :math:`b`, inclusion
     probability ``p`` at each step of the record's shift."""
 
-    bins: int
     p: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "bins", v.positive_int("bins", self.bins))
+        super().__post_init__()
         object.__setattr__(self, "p", _prob("p", self.p))
-
-    @property
-    def period(self) -> int:
-        return self.bins
 
 
 @dataclass(frozen=True)
@@ -91,20 +91,11 @@ class BMinSep:
 
 
 @dataclass(frozen=True)
-class EpochBin:
+class EpochBin(_Bins):
     """Balls-in-bins redrawn every epoch: epochs of ``bins`` = :math:`b` steps, the record
     in one uniform step of each epoch, independently (the sampler of
     :class:`~sampledprv.BallsAndBins`, here with correlated noise inside each epoch).
     The spec needs ``steps`` a multiple of ``bins`` and ``C`` block-diagonal by epoch."""
-
-    bins: int
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "bins", v.positive_int("bins", self.bins))
-
-    @property
-    def period(self) -> int:
-        return self.bins
 
 
 MatrixSampler = (FixedBin, CyclicPoisson, BMinSep, EpochBin)

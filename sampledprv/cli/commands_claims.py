@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any, Dict
 
+from ..core.text_rows import text_rows
 from .errors import EXIT_INTERNAL, EXIT_OK, UsageError
 from .mechanism_strings import parse_mechanism
 from .output import emit, text_table
@@ -47,14 +48,8 @@ def load_rdp_file(path: str) -> Dict[float, float]:
         elif isinstance(data, list):
             out = {float(a): float(e) for a, e in data}
         else:
-            for i, line in enumerate(text.splitlines(), 1):
-                line = line.split("#", 1)[0].replace(",", " ").strip()
-                if not line:
-                    continue
-                parts = line.split()
-                if len(parts) != 2:
-                    raise UsageError(f"--rdp-file {path}, line {i}: expected 'order epsilon', "
-                                     f"got {line!r}")
+            for _, _, parts in text_rows(text, f"--rdp-file {path}", "'order epsilon'",
+                                         error=UsageError):
                 out[float(parts[0])] = float(parts[1])
     except (TypeError, ValueError) as exc:
         if isinstance(exc, UsageError):

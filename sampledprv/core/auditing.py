@@ -41,6 +41,7 @@ from typing import Any, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .text_rows import text_rows
 from .tradeoff import tradeoff_curve
 
 __all__ = ["Audit", "AuditPoint", "AuditResult", "audit", "clopper_pearson", "load_scores",
@@ -230,14 +231,8 @@ def load_scores(path: str) -> Tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"{path}: a JSON score file needs keys 'in' and 'out' (lists of "
                          "scores), got " + ", ".join(map(repr, data)))
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].replace(",", " ").strip()
-        if not line:
-            continue
-        parts = line.split()
-        if len(parts) != 2:
-            raise ValueError(f"{path}, line {n}: expected two columns 'score member' "
-                             f"(member 1 = in, 0 = out), got {line!r}")
+    for n, line, parts in text_rows(text, str(path), "two columns 'score member' (member 1 "
+                                    "= in, 0 = out)"):
         try:
             s, mbr = float(parts[0]), float(parts[1])
         except ValueError:

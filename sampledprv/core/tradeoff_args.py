@@ -45,25 +45,25 @@ def rtol_check(rtol: float, atol: float, max_queries: int) -> int:
                          hint="typical 1e-3")
     atol = v.in_interval("atol", atol, 0.0, 1.0, low_open=False, high_open=True,
                          hint="typical 1e-12")
-    mq = v.positive_int("max_queries", max_queries)
-    if mq < 16:
-        raise ValueError(f"max_queries must be at least 16, got {max_queries!r}")
-    if mq > MAX_QUERIES:
-        raise ValueError(f"max_queries must be at most {MAX_QUERIES:,} (each is one delta "
-                         f"query), got {max_queries!r}; the default 4000 suffices for rtol "
-                         "1e-3")
-    return mq
+    return _count("max_queries", max_queries, 16, MAX_QUERIES, "each is one delta query",
+                  "the default 4000 suffices for rtol 1e-3")
 
 
 def points_check(points: object) -> int:
-    n = v.positive_int("points", points)
-    if n < 3:
-        raise ValueError(f"points must be at least 3, got {points!r}")
-    if n > MAX_FPRS:
-        raise ValueError(f"points must be at most {MAX_FPRS:,} (each false-positive rate is "
-                         f"visited on every refinement pass), got {points!r}; the curve is "
-                         "concave, so a few hundred points (and upper_at/lower_at between "
-                         "them) describe it")
+    return _count("points", points, 3, MAX_FPRS,
+                  "each false-positive rate is visited on every refinement pass",
+                  "the curve is concave, so a few hundred points (and upper_at/lower_at "
+                  "between them) describe it")
+
+
+def _count(name: str, value: object, least: int, most: int, why: str, advice: str) -> int:
+    """``value`` as a whole number in ``[least, most]``, else a ``ValueError`` naming
+    ``name``, the limit, ``why`` it is there and ``advice``."""
+    n = v.positive_int(name, value)
+    if n < least:
+        raise ValueError(f"{name} must be at least {least}, got {value!r}")
+    if n > most:
+        raise ValueError(f"{name} must be at most {most:,} ({why}), got {value!r}; {advice}")
     return n
 
 

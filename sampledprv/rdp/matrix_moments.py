@@ -46,7 +46,8 @@ from ..core.outward import up
 
 __all__ = ["MAX_VECTORS", "exact_fixed_bin_log_moment", "split_fixed_bin_log_moment",
            "renewal_log_moment", "add_divergence", "chord", "band_state_table",
-           "band_fixed_bin_log_moments", "band_transitions", "cyclic_bandwidth", "log_add"]
+           "band_fixed_bin_log_moments", "band_transitions", "cyclic_bandwidth", "log_add",
+           "band_start", "band_wrap", "band_field", "band_term", "state_total"]
 
 #: Largest number of count vectors the exact fixed-bin moment lists.
 MAX_VECTORS = 4_000_000
@@ -159,6 +160,56 @@ def band_state_table(w: int, A: int):
     return arr, start, nxt
 
 
+@njit(cache=True, inline="always")
+def band_start(S, F, w, lgam):  # pragma: no cover - numba
+    r"""Log-weight of the first window's counts ``F`` (bins ``0..w-1``):
+    :math:`\sum_k [S_{kk}F_k(F_k-1)/2 - \log F_k!] + \sum_{k<k'} S_{kk'}F_kF_{k'}`."""
+    v0 = 0.0
+    for k in range(w):
+        ck = F[k]
+        v0 += S[k, k] * ck * (ck - 1) * 0.5 - lgam[ck]
+        for k2 in range(k + 1, w):
+            v0 += S[k, k2] * ck * F[k2]
+    return v0
+
+
+@njit(cache=True, inline="always")
+def band_wrap(S, j, w, b, F):  # pragma: no cover - numba
+    """The field on bin ``j`` of the first window's counts ``F`` (wrapped distance
+    ``<= w``)."""
+    x = 0.0
+    for k in range(w):
+        if k + b - j <= w:
+            x += S[j, k] * F[k]
+    return x
+
+
+@njit(cache=True, inline="always")
+def band_field(S, j, w, st, i, wrap):  # pragma: no cover - numba
+    """The field on bin ``j`` of state ``i``'s window (the last ``w`` counts) plus
+    ``wrap``."""
+    f = wrap
+    for l in range(w):
+        f += S[j, j - w + l] * st[i, l]
+    return f
+
+
+@njit(cache=True, inline="always")
+def band_term(v, sjj, c, field, lg):  # pragma: no cover - numba
+    """Log-weight after bin ``j`` takes count ``c`` (``sjj = S[j, j]``, ``lg = log c!``)
+    from the value ``v``."""
+    return v + sjj * c * (c - 1) * 0.5 + c * field - lg
+
+
+@njit(cache=True, inline="always")
+def state_total(st, i, w):  # pragma: no cover - numba
+    """Total count of state ``i`` (window and the bins that left it)."""
+    tot = 0
+    for l in range(w + 1):
+        tot += st[i, l]
+    return tot
+
+
 @njit(cache=True)
 def _band_dp(S, w, A, st, start, nxt, lgam):  # pragma: no cover - numba
     r""":math:`\log\sum_{|c|=t}\prod_j c_j!^{-1}e^{(c^\top Sc - c^\top\operatorname{diag}S)/2}`
@@ -180,46 +231,29 @@ def _band_dp(S, w, A, st, start, nxt, lgam):  # pragma: no cover - numba
         for k in range(w):
             F[k] = st[s0, k]
             f += F[k]
-        v0 = 0.0
-        for k in range(w):
-            ck = F[k]
-            v0 += S[k, k] * ck * (ck - 1) * 0.5 - lgam[ck]
-            for k2 in range(k + 1, w):
-                v0 += S[k, k2] * ck * F[k2]
         for i in range(ns):
             cur[i] = -math.inf
-        cur[s0] = v0
+        cur[s0] = band_start(S, F, w, lgam)
         lo = start[f]
         for j in range(w, b):
             for i in range(lo, ns):
                 new[i] = -math.inf
-            wrap = 0.0
-            for k in range(w):
-                if k + b - j <= w:
-                    wrap += S[j, k] * F[k]
+            wrap = band_wrap(S, j, w, b, F)
             for i in range(lo, ns):
                 v = cur[i]
                 if v == -math.inf:
                     continue
-                field = wrap
-                for l in range(w):
-                    field += S[j, j - w + l] * st[i, l]
-                tot = 0
-                for l in range(w + 1):
-                    tot += st[i, l]
-                for c in range(A - tot + 1):
-                    x = v + S[j, j] * c * (c - 1) * 0.5 + c * field - lgam[c]
+                field = band_field(S, j, w, st, i, wrap)
+                for c in range(A - state_total(st, i, w) + 1):
                     tg = nxt[i, c]
-                    new[tg] = log_add(new[tg], x)
+                    new[tg] = log_add(new[tg], band_term(v, S[j, j], c, field, lgam[c]))
             for i in range(lo, ns):
                 cur[i] = new[i]
         for i in range(lo, ns):
             v = cur[i]
             if v == -math.inf:
                 continue
-            tot = 0
-            for l in range(w + 1):
-                tot += st[i, l]
+            tot = state_total(st, i, w)
             Z[tot] = log_add(Z[tot], v)
     return Z
 

@@ -77,11 +77,27 @@ def poisson_gaussian_law(q: float, mu: float, order: int, count: int = 1) -> Til
 
 
 # ---- random allocation: the occupancy recursion, stored and run backwards -------------
+@njit(cache=True, inline="always")
+def _cumulate(prev, src, base, lo, hi, shift, cum):  # pragma: no cover (jit)
+    r"""Write into ``cum[lo:hi]`` the running sums of
+    :math:`e^{\text{prev}[\text{src}_i] + \text{base}_i - \text{shift}}` over the incoming
+    transitions ``lo <= i < hi`` of one state (those from ``-inf`` add nothing); return
+    the total."""
+    acc = 0.0
+    for i in range(lo, hi):
+        v = prev[src[i]]
+        if v > -np.inf:
+            acc += math.exp(v + base[i] - shift)
+        cum[i] = acc
+    return acc
+
+
 @njit(cache=True)
 def _forward_all(start, src, base, heads, columns):  # pragma: no cover (jit)
     ns = heads.size - 1
     out = np.full((columns + 1, ns), -np.inf)
     out[0, start] = 0.0
+    scratch = np.empty(src.size)
     for t in range(1, columns + 1):
         for d in range(ns):
             top = -np.inf
@@ -91,11 +107,7 @@ def _forward_all(start, src, base, heads, columns):  # pragma: no cover (jit)
                     top = v + base[i]
             if top == -np.inf:
                 continue
-            acc = 0.0
-            for i in range(heads[d], heads[d + 1]):
-                v = out[t - 1, src[i]]
-                if v > -np.inf:
-                    acc += math.exp((v + base[i]) - top)
+            acc = _cumulate(out[t - 1], src, base, heads[d], heads[d + 1], top, scratch)
             out[t, d] = top + math.log(acc)
     return out
 
@@ -113,12 +125,7 @@ def _probabilities(u, src, base, heads):  # pragma: no cover (jit)
             tot = u[t, d]
             if tot == -np.inf:
                 continue
-            acc = 0.0
-            for i in range(heads[d], heads[d + 1]):
-                v = u[t - 1, src[i]]
-                if v > -np.inf:
-                    acc += math.exp(v + base[i] - tot)
-                cum[t - 1, i] = acc
+            _cumulate(u[t - 1], src, base, heads[d], heads[d + 1], tot, cum[t - 1])
     return cum
 
 

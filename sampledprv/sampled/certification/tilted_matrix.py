@@ -49,8 +49,8 @@ import numpy as np
 from numba import njit
 
 from ...rdp import matrix_moments as mm
-from ..draws.matrix import lse_shifted
-from ..draws.rng import normal, uniform
+from ..draws.matrix import correlated_normals, lse_shifted
+from ..draws.rng import uniform
 from ..draws.user_fills import states_from
 from .tilted import TiltedLaw, renyi_tilted
 
@@ -65,28 +65,6 @@ MAX_TABLE = 3.0e7
 _U = 2.0 ** -53
 
 
-@njit(cache=True, inline="always")
-def _field(S, j, w, b, st, i, wrap):  # pragma: no cover - numba
-    f = wrap
-    for l in range(w):
-        f += S[j, j - w + l] * st[i, l]
-    return f
-
-
-@njit(cache=True, inline="always")
-def _term(v, sjj, c, field, lg):  # pragma: no cover - numba
-    return v + sjj * c * (c - 1) * 0.5 + c * field - lg
-
-
-@njit(cache=True)
-def _wrap(S, j, w, b, F):  # pragma: no cover - numba
-    x = 0.0
-    for k in range(w):
-        if k + b - j <= w:
-            x += S[j, k] * F[k]
-    return x
-
-
 @njit(cache=True)
 def _forward(S, w, a, st, nxt, lgam, s0, out):  # pragma: no cover - numba
     """Fill ``out[t, s]`` (``(b - w + 1) x ns``) with the forward values of the band
@@ -99,28 +77,20 @@ def _forward(S, w, a, st, nxt, lgam, s0, out):  # pragma: no cover - numba
         for i in range(ns):
             out[t, i] = -math.inf
     F = st[s0, :w]
-    v0 = 0.0
-    for k in range(w):
-        ck = F[k]
-        v0 += S[k, k] * ck * (ck - 1) * 0.5 - lgam[ck]
-        for k2 in range(k + 1, w):
-            v0 += S[k, k2] * ck * F[k2]
+    v0 = mm.band_start(S, F, w, lgam)
     out[0, s0] = v0
     big = abs(v0) + 1.0
     for t in range(T):
         j = w + t
-        wrap = _wrap(S, j, w, b, F)
+        wrap = mm.band_wrap(S, j, w, b, F)
         sjj = S[j, j]
         for i in range(ns):
             v = out[t, i]
             if v == -math.inf:
                 continue
-            field = _field(S, j, w, b, st, i, wrap)
-            tot = 0
-            for l in range(w + 1):
-                tot += st[i, l]
-            for c in range(a - tot + 1):
-                x = _term(v, sjj, c, field, lgam[c])
+            field = mm.band_field(S, j, w, st, i, wrap)
+            for c in range(a - mm.state_total(st, i, w) + 1):
+                x = mm.band_term(v, sjj, c, field, lgam[c])
                 mag = abs(v) + sjj * a * a + a * abs(field) + lgam[a]
                 if mag > big:
                     big = mag
@@ -145,7 +115,7 @@ def _choices(S, w, a, st, pred, lgam, fwd, cum):  # pragma: no cover - numba
         F[k] = st[s0, k]
     for t in range(1, T + 1):
         j = w + t - 1
-        wrap = _wrap(S, j, w, b, F)
+        wrap = mm.band_wrap(S, j, w, b, F)
         sjj = S[j, j]
         for s in range(ns):
             tot = fwd[t, s]
@@ -156,8 +126,8 @@ def _choices(S, w, a, st, pred, lgam, fwd, cum):  # pragma: no cover - numba
                     p = pred[s, l]
                     v = fwd[t - 1, p]
                     if v > -math.inf:
-                        field = _field(S, j, w, b, st, p, wrap)
-                        acc += math.exp(_term(v, sjj, c, field, lgam[c]) - tot)
+                        field = mm.band_field(S, j, w, st, p, wrap)
+                        acc += math.exp(mm.band_term(v, sjj, c, field, lgam[c]) - tot)
                     cum[t - 1, s, l] = acc
 
 
@@ -198,13 +168,7 @@ def _draw(state, S, w, a, st, pred, fwd, cum, final, fcum, sptr, sidx, sval, rpt
             while l < r and cum[t - 1, s, l] <= x:
                 l += 1
             s = pred[s, l]
-        for j in range(b):
-            g[j] = normal(state)
-        for r in range(b):
-            acc = 0.0
-            for q in range(rptr[r], rptr[r + 1]):
-                acc += rval[q] * g[ridx[q]]
-            u[r] = acc
+        correlated_normals(state, rptr, ridx, rval, g, u)
         for j in range(b):
             if c[j] != 0:
                 for q in range(sptr[j], sptr[j + 1]):      # S symmetric: row j = column j

@@ -45,12 +45,14 @@ from typing import Any, Callable
 import numpy as np
 from numba import njit
 
+from ...rdp.matrix_moments import log_add
 from .rng import normal, uniform
 from .torch_draws import require_torch
 from .user_fills import states_from
 
-__all__ = ["GRAM", "FIXED", "CYCLIC", "BMINSEP", "EPOCH", "lse_shifted", "gram_params", "ndim_params",
-           "matrix_fill", "matrix_numpy_sampler", "pointwise_loss", "gram_torch_sampler"]
+__all__ = ["GRAM", "FIXED", "CYCLIC", "BMINSEP", "EPOCH", "lse_shifted", "correlated_normals",
+           "gram_params", "ndim_params", "matrix_fill", "matrix_numpy_sampler", "pointwise_loss",
+           "gram_torch_sampler"]
 
 GRAM, FIXED, CYCLIC, BMINSEP, EPOCH = 0.0, 1.0, 2.0, 3.0, 4.0
 _HEAD = 10      # kind, sign, n, b, p, warm, log b, nnz1, nnz2, spare
@@ -130,6 +132,48 @@ def lse_shifted(x, half, start, stop):  # pragma: no cover - numba
     return m + math.log(s)
 
 
+@njit(cache=True, inline="always")
+def correlated_normals(state, rptr, ridx, rval, g, u):  # pragma: no cover - numba
+    r"""Fill ``g`` with standard normals and ``u`` with :math:`Rg` (``R`` by rows:
+    pointers ``rptr``, column indices ``ridx``, values ``rval``): a draw of
+    :math:`N(0, RR^\top)`."""
+    for j in range(g.shape[0]):
+        g[j] = normal(state)
+    for r in range(u.shape[0]):
+        acc = 0.0
+        for q in range(rptr[r], rptr[r + 1]):
+            acc += rval[q] * g[ridx[q]]
+        u[r] = acc
+
+
+@njit(cache=True, inline="always")
+def _uniform_index(state, b):  # pragma: no cover - numba
+    """A uniform index in ``0..b-1`` (the uniform's rounding up to 1 kept inside)."""
+    i = int(uniform(state) * b)
+    return b - 1 if i >= b else i
+
+
+@njit(cache=True, inline="always")
+def _csr_block(params, o, rows, nnz):  # pragma: no cover - numba
+    """The compressed-sparse block stored at offset ``o`` of ``params`` (``rows + 1``
+    pointers, ``nnz`` indices, ``nnz`` values) and the offset after it."""
+    ptr = params[o:o + rows + 1]
+    o += rows + 1
+    idx = params[o:o + nnz]
+    o += nnz
+    return ptr, idx, params[o:o + nnz], o + nnz
+
+
+@njit(cache=True, inline="always")
+def _columns(params):  # pragma: no cover - numba
+    """``(cptr, cidx, cval, half, mhalf)`` of ``n``-dimensional parameters
+    (:func:`ndim_params`)."""
+    n = int(params[2])
+    b = int(params[3])
+    cptr, cidx, cval, o = _csr_block(params, _HEAD, n, int(params[7]))
+    return cptr, cidx, cval, params[o:o + n], params[o + n:o + n + b]
+
+
 # ---- the Gram-reduced fixed-bin sampler ---------------------------------------------------
 @njit(cache=True)
 def _gram_fill(state, params, out):  # pragma: no cover - numba
@@ -138,20 +182,9 @@ def _gram_fill(state, params, out):  # pragma: no cover - numba
     logb = params[6]
     ns = int(params[7])
     nr = int(params[8])
-    o = _HEAD
-    half = params[o:o + b]
-    o += b
-    sptr = params[o:o + b + 1]
-    o += b + 1
-    sidx = params[o:o + ns]
-    o += ns
-    sval = params[o:o + ns]
-    o += ns
-    rptr = params[o:o + b + 1]
-    o += b + 1
-    ridx = params[o:o + nr]
-    o += nr
-    rval = params[o:o + nr]
+    half = params[_HEAD:_HEAD + b]
+    sptr, sidx, sval, o = _csr_block(params, _HEAD + b, b, ns)
+    rptr, ridx, rval, o = _csr_block(params, o, b, nr)
     z = np.empty(b)
     u = np.empty(b)
     rp = rptr.astype(np.int64)
@@ -160,17 +193,9 @@ def _gram_fill(state, params, out):  # pragma: no cover - numba
     si = sidx.astype(np.int64)
     remove = sign > 0.0
     for k in range(out.shape[0]):
-        for j in range(b):
-            z[j] = normal(state)
-        for r in range(b):
-            s = 0.0
-            for q in range(rp[r], rp[r + 1]):
-                s += rval[q] * z[ri[q]]
-            u[r] = s
+        correlated_normals(state, rp, ri, rval, z, u)
         if remove:
-            i = int(uniform(state) * b)
-            if i >= b:
-                i = b - 1
+            i = _uniform_index(state, b)
             for q in range(sp_[i], sp_[i + 1]):
                 u[si[q]] += sval[q]
         out[k] = sign * (lse_shifted(u, half, 0, b) - logb)
@@ -196,17 +221,6 @@ def _add_column(z, i, cptr, cidx, cval):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _logaddexp(a, b):  # pragma: no cover - numba
-    if a == -math.inf:
-        return b
-    if b == -math.inf:
-        return a
-    if a > b:
-        return a + math.log1p(math.exp(b - a))
-    return b + math.log1p(math.exp(a - b))
-
-
-@njit(cache=True)
 def _loss_of_z(params, z, ell, acc, ring):  # pragma: no cover - numba
     r"""The remove loss :math:`\log P/Q` at the scaled output ``z`` (module docstring);
     ``ell`` (``n``), ``acc`` (``b``), ``ring`` (``b``) are work buffers."""
@@ -216,17 +230,7 @@ def _loss_of_z(params, z, ell, acc, ring):  # pragma: no cover - numba
     p = params[4]
     warm = params[5] > 0.0
     logb = params[6]
-    nnz = int(params[7])
-    o = _HEAD
-    cptr = params[o:o + n + 1]
-    o += n + 1
-    cidx = params[o:o + nnz]
-    o += nnz
-    cval = params[o:o + nnz]
-    o += nnz
-    half = params[o:o + n]
-    o += n
-    mhalf = params[o:o + b]
+    cptr, cidx, cval, half, mhalf = _columns(params)
     for i in range(n):                       # dot products c_i^T z
         s = 0.0
         for q in range(int(cptr[i]), int(cptr[i + 1])):
@@ -249,7 +253,7 @@ def _loss_of_z(params, z, ell, acc, ring):  # pragma: no cover - numba
         for j in range(b):
             acc[j] = 0.0
         for i in range(n):
-            acc[i % b] += _logaddexp(lq, lp + ell[i] - half[i])
+            acc[i % b] += log_add(lq, lp + ell[i] - half[i])
         m = -math.inf
         for j in range(b):
             if acc[j] > m:
@@ -264,12 +268,12 @@ def _loss_of_z(params, z, ell, acc, ring):  # pragma: no cover - numba
     for i in range(n - 1, -1, -1):
         v_next = ring[(i + 1) % b]
         v_skip = ring[i % b]                 # V_{i+b}
-        ring[i % b] = _logaddexp(lq + v_next, lp + ell[i] - half[i] + v_skip)
+        ring[i % b] = log_add(lq + v_next, lp + ell[i] - half[i] + v_skip)
     if not warm:
         return ring[0]
     t = ring[0]
     for k in range(1, b):
-        t = _logaddexp(t, lp + ring[k])
+        t = log_add(t, lp + ring[k])
     return t - math.log1p((b - 1) * p)
 
 
@@ -281,24 +285,13 @@ def _draw_pattern(state, params, z):  # pragma: no cover - numba
     b = int(params[3])
     p = params[4]
     warm = params[5] > 0.0
-    nnz = int(params[7])
-    o = _HEAD
-    cptr = params[o:o + n + 1]
-    o += n + 1
-    cidx = params[o:o + nnz]
-    o += nnz
-    cval = params[o:o + nnz]
+    cptr, cidx, cval, _, _ = _columns(params)
     if kind == EPOCH:
         for e in range(n // b):
-            s = int(uniform(state) * b)
-            if s >= b:
-                s = b - 1
-            _add_column(z, e * b + s, cptr, cidx, cval)
+            _add_column(z, e * b + _uniform_index(state, b), cptr, cidx, cval)
         return
     if kind == FIXED or kind == CYCLIC:
-        s = int(uniform(state) * b)
-        if s >= b:
-            s = b - 1
+        s = _uniform_index(state, b)
         for i in range(s, n, b):
             if kind == FIXED or p >= 1.0 or uniform(state) < p:
                 _add_column(z, i, cptr, cidx, cval)
