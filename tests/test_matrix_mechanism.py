@@ -369,3 +369,14 @@ def test_b_min_sep_inclusion_probabilities_of_the_add_bound(warm):
     assert np.all(np.abs(hits / reps - r) <= 5 * se + 1e-12)
     if warm:     # stationary: every step has the same inclusion probability
         assert np.allclose(r, p / (1 + (b - 1) * p), rtol=1e-12)
+
+
+def test_cyclic_poisson_with_p_one_has_renyi_bounds_above_the_fixed_bins():
+    """p = 1 is accepted by CyclicPoisson and is the fixed bin; its Renyi bounds exist
+    (the Poisson series refused q = 1) and lie above the fixed bin's exact moments."""
+    cyc = sp.MatrixMechanism(1.3, 16, sp.CyclicPoisson(3, 1.0), c_col=(1.0, 0.5, 0.25))
+    fix = sp.MatrixMechanism(1.3, 16, sp.FixedBin(3), c_col=(1.0, 0.5, 0.25))
+    for a in (2.0, 3.5, 8.0):
+        for d in ("remove", "add"):
+            assert math.isfinite(cyc.renyi(a, d))
+            assert cyc.renyi(a, d) >= fix.renyi(a, d) - 1e-9

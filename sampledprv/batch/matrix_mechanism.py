@@ -448,7 +448,9 @@ def _renyi(spec: MatrixMechanism, a: float, direction: str) -> float:
         # average over shifts of the product of Poisson-subsampled Gaussians
         norms = np.sqrt(_column_norms_sq(spec))
         values, inverse = np.unique(norms, return_inverse=True)   # few distinct norms
-        sg = np.array([sampled_gaussian_renyi(a, s.p, float(x)) for x in values])
+        # p = 1: every step of the shift is taken, a plain Gaussian of sensitivity x
+        sg = np.array([sampled_gaussian_renyi(a, s.p, float(x)) if s.p < 1.0
+                       else up(0.5 * a * float(x) * float(x)) for x in values])
         per = np.zeros(s.bins)
         np.add.at(per, np.arange(spec.steps) % s.bins, (a - 1.0) * sg[inverse.ravel()])
         top = float(per.max())
