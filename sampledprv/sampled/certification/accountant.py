@@ -172,6 +172,13 @@ class SampledAccountant(PrivacyAccountant):
     progress = setting("progress")
     seed_params = setting("seed_params")
     max_grid = setting("max_grid")
+    neighbouring = setting("neighbouring", "The neighbouring relation (``NeighbouringRelation``).")
+    backend = setting("backend")
+    shard_size = setting("shard_size")
+    threads_per_task = setting("threads_per_task")
+    executor = setting("executor")
+    tail_bounds = setting("tail_bounds")
+    join_directions = setting("join_directions")
 
     # ---- composition --------------------------------------------------------------------
     def compose(self, mechanism: object, count: int = 1, *, renyi: object = None,
@@ -218,14 +225,6 @@ class SampledAccountant(PrivacyAccountant):
         return self._bank.composition
 
     # ---- the sampling settings ------------------------------------------------------------
-    neighbouring = setting("neighbouring", "The neighbouring relation (``NeighbouringRelation``).")
-    backend = setting("backend")
-    shard_size = setting("shard_size")
-    threads_per_task = setting("threads_per_task")
-    executor = setting("executor")
-    tail_bounds = setting("tail_bounds")
-    join_directions = setting("join_directions")
-
     @property
     def device(self) -> Optional[str]:
         """The torch device (the default one resolved by the histogram bank)."""
