@@ -151,6 +151,11 @@ def torch_from_kernel(numba_source: Callable[[Any], Tuple[str, list]]
 class Family:
     r"""The hooks of one mechanism family (see the module docstring).
 
+    The last seven attributes (``loss_sampler`` to ``tilted_law``) are the sampled
+    accountant's hooks, for a family whose law has no closed form (the batch samplers);
+    each takes the spec first, ``direction`` is ``"remove"`` or ``"add"``
+    (:mod:`sampledprv.sampled.draws.hooks` states the protocol; :func:`hook` binds them).
+
     Attributes
     ----------
     name : str
@@ -194,11 +199,6 @@ class Family:
         ``"gauss"`` (``d = mu``), ``"laplace"`` (``d = D/b``), ``"gg"`` (``d = D/s``,
         shape ``beta``) or ``"additive"`` (``d = D/s``, the noise); ``None``: the torch
         backend refuses the spec.
-
-    The sampled accountant's hooks, for a family whose law has no closed form (the batch
-    samplers); each takes the spec first, ``direction`` is ``"remove"`` or ``"add"``
-    (:mod:`sampledprv.sampled.draws.hooks` states the protocol; :func:`hook` binds them):
-
     loss_sampler : callable ``(spec, direction) -> kernel source``, optional
         A Numba ``fill(state, out)``, a ``(fill, params)`` pair or ``sample(rng, size)``.
     numpy_loss_sampler : callable ``(spec, direction) -> sample(rng, size)``, optional
