@@ -305,7 +305,7 @@ def _params_of(spec: MatrixMechanism, direction: str) -> np.ndarray:
 @functools.lru_cache(maxsize=16)
 def _tilted_law_of(spec: MatrixMechanism, order: int, count: int) -> Any:
     S = spec.scaled_gram()
-    return tilted_matrix.fixed_bin_law(S, geo.gram_factor(S), order, count)
+    return tilted_matrix.fixed_bin_law(S, geo.gram_factor(S), order, count, BAND_BUDGET)
 
 
 def _check_epochs(spec: MatrixMechanism) -> None:
@@ -419,6 +419,8 @@ def _fixed_log_moment(spec: MatrixMechanism, a: int) -> float:
     exact = mm.exact_fixed_bin_log_moment(S, a)
     if math.isfinite(exact):
         return exact
+    if a == 2:   # Z_2 = b^-2 sum_{j,j'} e^{S_jj'}: b^2 terms, whatever the bands
+        return mm.pair_fixed_bin_log_moment(S)
     d = np.diag(S)
     b = d.size
     m = a * (a - 1) * 0.5 * d

@@ -62,6 +62,8 @@ MAX_LISTED = 200_000
 #: Largest choice table of one group of draws (float64 entries, ``(b - w) x states x
 #: (a + 1)``); all groups together are limited to twice the transfer's budget.
 MAX_TABLE = 3.0e7
+#: Most ordered pairs of bins (``b^2``) the order-2 law lists (:class:`_Pairs`).
+MAX_PAIRS = 4_000_000
 _U = 2.0 ** -53
 
 
@@ -197,10 +199,14 @@ def feasible(S: np.ndarray, order: int, budget: float) -> bool:
     budget``; or at most :data:`MAX_LISTED` count vectors where ``b < 2w + 1``)."""
     b, w, a = S.shape[0], _bandwidth(S), int(order)
     if b >= 2 * w + 1:
-        table = (b - w) * math.comb(a + w + 1, w + 1) * (a + 1)    # choice table per group
-        return mm.band_transitions(b, w, a) <= budget and table <= MAX_TABLE and \
-            math.comb(a + w, w) * table <= 2 * budget
+        return _band_feasible(b, w, a, budget) or (a == 2 and b * b <= MAX_PAIRS)
     return mm.vectors(b, a) <= MAX_LISTED
+
+
+def _band_feasible(b: int, w: int, a: int, budget: float) -> bool:
+    table = (b - w) * math.comb(a + w + 1, w + 1) * (a + 1)    # choice table per group
+    return mm.band_transitions(b, w, a) <= budget and table <= MAX_TABLE and \
+        math.comb(a + w, w) * table <= 2 * budget
 
 
 class _Band:
@@ -286,9 +292,38 @@ class _Listed:
         self.tv = 4.0 * eps_v * (1.0 + 8.0 * eps_v) + (C.shape[0] + 4) * _U
 
 
-def _structure(S: np.ndarray, a: int):
+class _Pairs:
+    r"""Order 2 where the band transfer's tables are too large (many bands): the
+    ``b^2`` ordered pairs ``(j, j')`` with log-weights :math:`S_{jj'}` (the count vector
+    ``e_j + e_{j'}``: ``multinomial(2; c) exp((c^T S c - c^T diag S)/2)`` summed over the
+    orderings), so :math:`Z_2 = b^{-2}\sum_{j,j'} e^{S_{jj'}}` exactly."""
+
+    def __init__(self, S: np.ndarray) -> None:
+        self.S = np.ascontiguousarray(S, dtype=np.float64)
+        b = self.S.shape[0]
+        lw = self.S.ravel()
+        top = float(lw.max())
+        total = top + math.log(float(np.exp(lw - top).sum()))
+        self.p = np.exp(lw - top)
+        self.p /= self.p.sum()
+        self.log_z = float(total - 2.0 * math.log(b))
+        # as _Listed, with b^2 listed terms of one addition each
+        X = float(np.max(np.abs(lw))) + abs(total) + 2.0 * math.log(b) + 1.0
+        eps_v = _U * X * (4 * b * b + 16)
+        self.margin = 2.0 * eps_v
+        self.tv = 4.0 * eps_v * (1.0 + 8.0 * eps_v) + (b * b + 4) * _U
+
+
+def _structure(S: np.ndarray, a: int, budget: float = math.inf):
+    """The law's tables: listed count vectors where ``b < 2w + 1``; the ordered pairs at
+    order 2 where the band transfer is over ``budget`` (:func:`feasible`); else the
+    band transfer."""
     b, w = S.shape[0], _bandwidth(S)
-    return _Band(S, a) if b >= 2 * w + 1 else _Listed(S, a)
+    if b < 2 * w + 1:
+        return _Listed(S, a)
+    if a == 2 and not _band_feasible(b, w, a, budget) and b * b <= MAX_PAIRS:
+        return _Pairs(S)
+    return _Band(S, a)
 
 
 def tilted_log_moment(S: np.ndarray, order: int) -> Tuple[float, float]:
@@ -314,12 +349,17 @@ def _sample(struct, rng: np.random.Generator, n: int, R: np.ndarray,
     logb = math.log(b)
     out = np.empty(int(n))
     counts = np.zeros((int(n) if want_counts else 0, b), dtype=np.int64)
-    if isinstance(struct, _Listed):
+    if isinstance(struct, (_Listed, _Pairs)):
         idx = rng.choice(struct.p.size, size=int(n), p=struct.p)
         step = 100_000
         for lo in range(0, int(n), step):
             hi = min(int(n), lo + step)
-            c = struct.C[idx[lo:hi]]
+            if isinstance(struct, _Pairs):
+                c = np.zeros((hi - lo, b), dtype=np.int64)
+                np.add.at(c, (np.arange(hi - lo), idx[lo:hi] // b), 1)
+                np.add.at(c, (np.arange(hi - lo), idx[lo:hi] % b), 1)
+            else:
+                c = struct.C[idx[lo:hi]]
             u = c @ S + rng.standard_normal((hi - lo, b)) @ R.T - half
             m = u.max(axis=1)
             out[lo:hi] = m + np.log(np.exp(u - m[:, None]).sum(axis=1)) - logb
@@ -353,7 +393,8 @@ def fixed_bin_tilted_counts(S: np.ndarray, order: int, n: int,
     return _sample(struct, np.random.default_rng(seed), n, np.linalg.cholesky(S), True)
 
 
-def fixed_bin_law(S: np.ndarray, R: np.ndarray, order: int, count: int = 1) -> TiltedLaw:
+def fixed_bin_law(S: np.ndarray, R: np.ndarray, order: int, count: int = 1,
+                  budget: float = math.inf) -> TiltedLaw:
     r""":math:`P_a` of ``count`` independent runs of the fixed-bin matrix mechanism with
     scaled Gram matrix ``S`` and a factor ``R`` (:math:`RR^\top = S`), remove
     direction: the product of the runs' tilted laws, :math:`Z_a` the product of their
@@ -365,7 +406,7 @@ def fixed_bin_law(S: np.ndarray, R: np.ndarray, order: int, count: int = 1) -> T
         raise ValueError(f"count must be >= 1, got {count!r}")
     S = np.ascontiguousarray(S, dtype=np.float64)
     R = np.ascontiguousarray(R, dtype=np.float64)
-    struct = _structure(S, a)
+    struct = _structure(S, a, budget)
 
     def draw(rng: np.random.Generator, n: int) -> np.ndarray:
         total = np.zeros(int(n))
