@@ -46,6 +46,7 @@ import math
 from typing import Tuple
 
 import numpy as np
+from scipy import sparse
 from numba import njit
 
 from ...rdp import matrix_moments as mm
@@ -349,17 +350,14 @@ def _sample(struct, rng: np.random.Generator, n: int, R: np.ndarray,
     logb = math.log(b)
     out = np.empty(int(n))
     counts = np.zeros((int(n) if want_counts else 0, b), dtype=np.int64)
-    if isinstance(struct, (_Listed, _Pairs)):
+    if isinstance(struct, _Pairs):
+        return _sample_pairs(struct, rng, int(n), R, want_counts, half, logb)
+    if isinstance(struct, _Listed):
         idx = rng.choice(struct.p.size, size=int(n), p=struct.p)
         step = 100_000
         for lo in range(0, int(n), step):
             hi = min(int(n), lo + step)
-            if isinstance(struct, _Pairs):
-                c = np.zeros((hi - lo, b), dtype=np.int64)
-                np.add.at(c, (np.arange(hi - lo), idx[lo:hi] // b), 1)
-                np.add.at(c, (np.arange(hi - lo), idx[lo:hi] % b), 1)
-            else:
-                c = struct.C[idx[lo:hi]]
+            c = struct.C[idx[lo:hi]]
             u = c @ S + rng.standard_normal((hi - lo, b)) @ R.T - half
             m = u.max(axis=1)
             out[lo:hi] = m + np.log(np.exp(u - m[:, None]).sum(axis=1)) - logb
@@ -381,6 +379,33 @@ def _sample(struct, rng: np.random.Generator, n: int, R: np.ndarray,
               out[pos:pos + m], counts[pos:pos + m] if want_counts else counts,
               want_counts)
         pos += int(m)
+    return out, counts
+
+
+def _sample_pairs(struct: "_Pairs", rng: np.random.Generator, n: int, R: np.ndarray,
+                  want_counts: bool, half: np.ndarray,
+                  logb: float) -> Tuple[np.ndarray, np.ndarray]:
+    """Draws of the order-2 law: a pair ``(j, j')`` from its weights, then
+    ``u = S (e_j + e_j') + R g`` (rows ``S[j] + S[j']``; ``R`` applied sparse, the many-band
+    factor being mostly zeros), in chunks of at most ``4e6 / b`` draws."""
+    S = struct.S
+    b = S.shape[0]
+    idx = rng.choice(struct.p.size, size=n, p=struct.p)
+    first, second = idx // b, idx % b
+    Rs = sparse.csr_matrix(R)
+    out = np.empty(n)
+    counts = np.zeros((n if want_counts else 0, b), dtype=np.int64)
+    step = max(1, 4_000_000 // b)
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        g = rng.standard_normal((hi - lo, b))
+        u = S[first[lo:hi]] + S[second[lo:hi]] + (Rs @ g.T).T - half
+        m = u.max(axis=1)
+        out[lo:hi] = m + np.log(np.exp(u - m[:, None]).sum(axis=1)) - logb
+    if want_counts:
+        rows = np.arange(n)
+        np.add.at(counts, (rows, first), 1)
+        np.add.at(counts, (rows, second), 1)
     return out, counts
 
 
