@@ -33,7 +33,7 @@ from ..histograms import _numpy_histogram as _np_hist
 from ..histograms.empirical import EmpiricalPRV
 from ..histograms.sharding import DEFAULT_SHARD_SIZE
 from .settings import SampledSettings, setting
-from .alternatives import Alternatives, has_alternatives
+from .alternatives import Alternatives, alternatives_for
 from .envelope_strategy import EnvelopeMethod, bounds_of_state, pick
 from .fixed_size_ends import bracketed, end_pairs, ends
 from .histogram_bank import HistogramBank, key_of
@@ -160,7 +160,7 @@ class SampledAccountant(PrivacyAccountant):
         # composed envelopes of the current composition by (alpha, bins, max_grid): queries
         # of one state share them (cleared by compose; not pickled)
         self._bounds_cache: Optional[dict] = None
-        self._alt_cache: Optional[Alternatives] = None
+        self._alt_cache: "Alternatives | bool | None" = None   # False: none (decided)
         #: how queries are answered: EnvelopeMethod or SeedMethod (stateless strategies)
         self._strategy = EnvelopeMethod() if settings.certify == "envelope" else SeedMethod()
 
@@ -253,13 +253,13 @@ class SampledAccountant(PrivacyAccountant):
         """The other certified bounds (:mod:`.alternatives`) when a composed spec has a
         dominating composition (envelope method), else ``None``; the own envelopes are
         then certified at its ``alpha_each``."""
-        if self.certify != "envelope" or not has_alternatives(self._bank.entries):
+        if self.certify != "envelope":
             return None
-        if self._alt_cache is None:
+        if self._alt_cache is None:      # decided once per composition (False: none)
             settings = self._settings.under("reduction")   # its own shards: reduction/
-            self._alt_cache = Alternatives(self, lambda a: SampledAccountant.from_settings(
-                settings.replace(alpha=a, seed=int(self._bank.seed_value))))
-        return self._alt_cache
+            self._alt_cache = alternatives_for(self, lambda a: SampledAccountant.from_settings(
+                settings.replace(alpha=a, seed=int(self._bank.seed_value)))) or False
+        return self._alt_cache or None
 
     def describe(self) -> str:
         """How this accountant computes its intervals, in a few lines."""

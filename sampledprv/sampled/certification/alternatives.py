@@ -45,7 +45,7 @@ from ...rdp.divergence import renyi_divergence
 from ..draws.hooks import find_hook
 from .tilted import tilted_delta, tilted_epsilon
 
-__all__ = ["has_alternatives", "Alternatives", "best_of"]
+__all__ = ["has_alternatives", "alternatives_for", "Alternatives", "best_of"]
 
 _RDP_NAME = ("RDP conversion of the proven Renyi bounds (Canonne-Kamath-Steinke Prop. 12; "
              "exact occupancy moments where affordable, block reduction beyond)")
@@ -57,20 +57,32 @@ def _hooks(mech: Any, conditional: bool = True) -> tuple:
     return tuple(fn(conditional=conditional)) if fn is not None else ()
 
 
-def _tiltable(entries: list) -> bool:
-    """Whether the composition is one spec with a tilted law (``tilted_law`` hook)."""
+def _order2_law(entries: list) -> Optional[Any]:
+    """The tilted law at order 2 when the composition is one spec with a tilted law
+    (``tilted_law`` hook), else ``None``."""
     if len(entries) != 1:
-        return False
+        return None
     only, count = entries[0]
     fn = find_hook(only, "tilted_law")
-    return fn is not None and fn(2, count) is not None
+    return None if fn is None else fn(2, count)
 
 
 def has_alternatives(entries: dict) -> bool:
     """Whether a composed spec of the bank's ``entries`` has a dominating composition,
     or the composition is one spec with a tilted law."""
     return any(_hooks(m) for m, _ in entries.values()) or \
-        _tiltable(list(entries.values()))
+        _order2_law(list(entries.values())) is not None
+
+
+def alternatives_for(outer: Any,
+                     make_inner: Callable[[float], Any]) -> Optional["Alternatives"]:
+    """:class:`Alternatives` of ``outer``'s composition, or ``None`` when it has none
+    (:func:`has_alternatives`); the order-2 tilted law is built once, for both."""
+    entries = list(outer._bank.entries.values())
+    law2 = _order2_law(entries)
+    if law2 is None and not any(_hooks(m) for m, _ in entries):
+        return None
+    return Alternatives(outer, make_inner, law2)
 
 
 class Alternatives:
@@ -85,11 +97,16 @@ class Alternatives:
         ``make_inner(alpha) -> SampledAccountant`` with the outer settings (same seed).
     """
 
-    def __init__(self, outer: Any, make_inner: Callable[[float], Any]) -> None:
+    def __init__(self, outer: Any, make_inner: Callable[[float], Any],
+                 law2: Optional[Any] = None) -> None:
         bank = outer._bank
         self._entries = [(m, c) for m, c in bank.entries.values()]
-        tilt = _tiltable(self._entries)
+        if law2 is None:
+            law2 = _order2_law(self._entries)
+        tilt = law2 is not None
         self._tilt_spec = self._entries[0][0] if tilt else None
+        #: tilted laws built but not drawn yet, by order (the order-2 one decided ``tilt``)
+        self._built: dict = {2: law2} if tilt else {}
         replaced: List[Tuple[Any, int, Any, Any]] = []
         names: List[str] = []
         for key, (m, c) in bank.entries.items():
@@ -166,7 +183,8 @@ class Alternatives:
         while a >= 2:
             if a in self._tilted_laws:
                 return a
-            law = find_hook(spec, "tilted_law")(a, count)
+            law = self._built.pop(a) if a in self._built else \
+                find_hook(spec, "tilted_law")(a, count)
             if law is not None:
                 rng = np.random.default_rng([self._seed, 33, a])
                 self._tilted_laws[a] = (law, law.draw(rng, self._n_tilted))
