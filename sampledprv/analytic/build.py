@@ -49,6 +49,10 @@ _HOEFFDING, _OUTSIDE, _SPILL = 0.5, 0.2, 0.1   # spill share is per side
 SHARES = (_HOEFFDING, _OUTSIDE, _SPILL)
 #: self-compositions at least this long use the multi-level scheme (engine/evolving.py)
 _MULTI_LEVEL_COUNT = 16384
+#: discretized steps of at most this many lattice points are kept for later builds; longer
+#: ones (the fine cores of k >= 1e7: 40 MiB per direction at 1e8) are rebuilt instead, so
+#: that they are freed as soon as the tree's first level has used them (peak memory)
+_CACHE_POINTS = 2**20
 #: expected number of tail steps of a split law (engine/core_tail.py)
 _TAIL_STEPS = 8.0
 #: directions are built in parallel threads only below this FFT length (peak memory)
@@ -199,7 +203,8 @@ class CurveBuilder:
     cache
         Discretized steps by ``(mechanism, direction, mesh, tau, cut, factor)``, kept
         across builds (a later :meth:`~sampledprv.Accountant.compose` reuses them while
-        the mesh stays on the same rung of :func:`snap`'s ladder).
+        the mesh stays on the same rung of :func:`snap`'s ladder); only steps of at most
+        ``_CACHE_POINTS`` points, longer ones are freed after their first tree level.
     """
 
     eps_error: float
@@ -346,18 +351,21 @@ class CurveBuilder:
     def discretized_step(self, ctx: "BuildContext", mech: Mechanism, direction: str,
                           cut: tuple[float, float] | None):
         """One mechanism's law in ``direction`` on the mesh (split into core and tail at
-        ``cut`` when the planner split it), cached across queries and rebuilds."""
+        ``cut`` when the planner split it), cached across queries and rebuilds when it has
+        at most ``_CACHE_POINTS`` lattice points."""
         h = ctx.decided.tree.h
         key = (mech, direction, h, ctx.tau, cut, ctx.top_factor if cut else None)
-        if key not in self.cache:
-            law = privacy_loss(mech, direction)
-            try:
-                self.cache[key] = (
-                    split_step(law, h, ctx.tau, ctx.top_factor, *cut) if cut else
+        if key in self.cache:
+            return self.cache[key]
+        law = privacy_loss(mech, direction)
+        try:
+            step = (split_step(law, h, ctx.tau, ctx.top_factor, *cut) if cut else
                     discretize(law, h, ctx.tau, self.max_grid_size))
-            except GridTooLargeError as err:
-                raise self.grid_error(err, ctx.k_total, h) from None
-        return self.cache[key]
+        except GridTooLargeError as err:
+            raise self.grid_error(err, ctx.k_total, h) from None
+        if (step.core.pmf if cut else step.pmf).probs.size <= _CACHE_POINTS:
+            self.cache[key] = step
+        return step
 
     def build_direction(self, ctx: "BuildContext", direction: str) -> GridCurve:
         """Compose ``direction``: discretize each step, collect its certified terms
@@ -397,6 +405,7 @@ class CurveBuilder:
             weighted.append(WeightedError.of(count * d.window_error, d.pmf))
             scale_up, scale_low, shift = relative_terms(d, count, scale_up, scale_low,
                                                         shift)
+        d = None           # the fine laws now live only in comps, which compose_tree empties
         try:
             if plan.levels:
                 composed, tree_tv = compose_tree(

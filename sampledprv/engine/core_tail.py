@@ -37,7 +37,6 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import gammaln
 
 from ..core.law import LossDistribution
 from .discretize import Discretized, discretize
@@ -163,7 +162,11 @@ def split_step(dist: LossDistribution, h: float, tau: float, factor: int,
 def _log_weights(k: int, cap: int, p: float) -> np.ndarray:
     """``log(C(k, j) p^j)`` for ``j = 0..cap`` (``-inf`` where the weight is zero)."""
     j = np.arange(cap + 1)
-    out = gammaln(k + 1) - gammaln(j + 1) - gammaln(k - j + 1)
+    # log Gamma by the C library (``math.lgamma``, within an ulp or two, as
+    # ``scipy.special.gammaln``): ``cap`` is a few dozen, and the analytic accountant's
+    # process then needs no ``scipy.special`` (0.19 s and 27 MiB to import)
+    lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+    out = lgamma(k + 1.0) - lgamma(j + 1.0) - lgamma(k - j + 1.0)
     if p > 0:
         return out + j * math.log(p)
     out[1:] = -np.inf

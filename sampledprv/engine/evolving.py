@@ -357,6 +357,11 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
     """Compose with the multi-level scheme; ``extra`` laws (already on the top mesh) join
     the top-level composition.
 
+    When ``components`` is a list it is consumed: each entry is set to ``None`` once its
+    first level is composed, so that the fine laws (the longest arrays of a long
+    composition) are freed before the upper levels and the top composition run, if the
+    caller holds no other reference to them.
+
     Returns the composed law on the top mesh and the total-variation error of the inner
     levels (already multiplied by the number of node instances that use them).  The
     round-off parts of that error are also appended to ``weighted``, each with its
@@ -369,11 +374,16 @@ def compose_tree(components: Sequence[tuple[LatticePMF, int]], plan: LevelPlan, 
     top_level = plan.levels
     outer: list[tuple[LatticePMF, int]] = []
     tv_error = 0.0
-    for pmf, count in components:
+    consumed = isinstance(components, list)
+    for index in range(len(components)):
+        pmf, count = components[index]
+        if consumed:
+            components[index] = None          # the caller handed its list over
         uses = plan.decompose(count)
         instances = plan.instances(count)
         need = max(uses)
         laws = [pmf]
+        del pmf
         for i in range(1, need + 1):
             law, spill_up, spill_down, numeric, width = _compose_then_regrid(
                 laws[-1], plan.arities[i - 1], plan.factors[i - 1], tails[i], max_size)

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import special
 
 from ..core.law import LossDistribution
 
@@ -111,6 +110,8 @@ def _self_composed(values: np.ndarray, masses: np.ndarray, c: int):
     m = values.size
     if m == 0:
         return np.zeros(0), np.zeros(0), 0.0, 0.0
+    from scipy import special     # here: the analytic accountant's import needs no scipy.special
+
     log_w = np.log(masses)
     if c == 1:
         # one copy: the atoms themselves, exactly what the enumeration below gives (its

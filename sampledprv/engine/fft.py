@@ -47,6 +47,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 #: transforms of at least this many points use the four-step algorithm
 _FOUR_STEP_MIN = 1_500_000
@@ -133,14 +134,22 @@ def column_transforms(x: np.ndarray, n: int, n1: int, n2: int) -> np.ndarray:
     the four-step's first pass over ``x`` zero-padded (or cut) to ``n = n1 n2``; only
     the rows ``t1`` that hold input are passed (the zero padding is free)."""
     size = min(x.size, n)
-    rows = -(-size // n2)                       # rows t1 holding input; the rest are zeros
-    if size == rows * n2:
-        x2 = x[:size].reshape(rows, n2)
+    x = np.ascontiguousarray(x[:size])
+    full, rem = divmod(size, n2)    # full rows t1, and a last row holding rem entries
+    out = np.empty((n1 // 2 + 1, n2), dtype=np.complex128)
+    # each column is transformed on its own (zero-padded to n1): the columns t2 < rem hold
+    # full + 1 entries, the others full.  Two strided views of x, no zero-padded copy of
+    # it (a copy as long as x at the peak of a level); the same transforms, bit for bit.
+    if full:
+        np.fft.rfft(x[:full * n2].reshape(full, n2)[:, rem:], n=n1, axis=0,
+                    out=out[:, rem:])
     else:
-        x2 = np.zeros(rows * n2)
-        x2[:size] = x[:size]
-        x2 = x2.reshape(rows, n2)
-    return np.fft.rfft(x2, n=n1, axis=0)
+        out[:, rem:] = 0.0                       # columns holding no input at all
+    if rem:
+        last = as_strided(x, shape=(full + 1, rem), strides=(n2 * x.itemsize, x.itemsize),
+                          writeable=False)
+        np.fft.rfft(last, n=n1, axis=0, out=out[:, :rem])
+    return out
 
 
 def layout_split(n: int) -> tuple[int, int, int] | None:

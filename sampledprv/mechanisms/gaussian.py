@@ -16,6 +16,7 @@ from typing import Any, Dict, Optional
 
 from ..core import validation as v
 from ..core.law import LossDistribution
+from ..core.normal_cdf import ndtr
 from ..core.outward import up
 from ..core.formatting import spec_number as _g
 from .base import doubled_under_substitution, Mechanism
@@ -84,14 +85,13 @@ class Gaussian(Mechanism):
 def gaussian_mu_pair(mu: float):
     r"""Laws of :math:`\ell` under :math:`P_0` and :math:`Q_0`: :math:`N(\pm\mu^2/2, \mu^2)`."""
     import numpy as np
-    from scipy import special
 
     m = 0.5 * mu * mu
 
     def law(mean: float) -> LossDistribution:
         return LossDistribution(
-            cdf_cont=lambda y: special.ndtr((np.asarray(y, dtype=np.float64) - mean) / mu),
-            sf_cont=lambda y: special.ndtr((mean - np.asarray(y, dtype=np.float64)) / mu),
+            cdf_cont=lambda y: ndtr((np.asarray(y, dtype=np.float64) - mean) / mu),
+            sf_cont=lambda y: ndtr((mean - np.asarray(y, dtype=np.float64)) / mu),
             cont_mass=1.0)
     return law(m), law(-m)
 
