@@ -28,7 +28,7 @@ from ..mechanisms import GeneralizedGaussian
 
 __all__ = ["ggnmax", "generalized_gaussian_noise"]
 
-RngLike = Union[None, int, np.random.Generator, np.random.SeedSequence]
+RngLike = Union[None, int, "np.random.Generator", "np.random.SeedSequence"]
 
 
 def generalized_gaussian_noise(shape: Union[int, Sequence[int]], beta: float, scale: float,

@@ -20,7 +20,7 @@ from .subsampled import PoissonSubsampled
 
 __all__ = ["spec_loss_sampler"]
 
-Sampler = Callable[[np.random.Generator, int], np.ndarray]
+Sampler = Callable[["np.random.Generator", int], np.ndarray]
 
 
 def _base_losses(mech: Mechanism) -> tuple[Sampler, Sampler]:
