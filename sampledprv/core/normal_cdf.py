@@ -63,20 +63,28 @@ _S = (2.26052863220117276590e0, 9.39603524938001434673e0, 1.20489539808096656605
       1.70814450747565897222e1, 9.60896809063285878198e0, 3.36907645100081516050e0)
 
 #: arguments per pass (the temporaries stay in the cache)
-_BLOCK = 2**15
+_BLOCK = 2**14
 
 
-def _horner(x: np.ndarray, coef: tuple[float, ...], monic: bool) -> np.ndarray:
-    """``c_0 x^n + ... + c_n`` (``monic``: ``x^(n+1) + c_0 x^n + ... + c_n``) by Horner's
-    rule, in Cephes' order of operations (``polevl`` / ``p1evl``)."""
-    if monic:
-        acc = x + coef[0]
-    else:
-        acc = np.full_like(x, coef[0])
-        acc *= x
-        acc += coef[1]
-        coef = coef[1:]
-    for c in coef[1:]:
+def _stacked(num: tuple[float, ...], den: tuple[float, ...]) -> np.ndarray:
+    """``(2, m, 1)`` table for :func:`_rational`: numerator and monic denominator
+    coefficients (the denominator's leading 1 written out), the shorter padded with
+    leading zeros (``0 * x + c`` is ``c`` exactly for finite ``x``, so the padded Horner
+    steps are those of Cephes' ``polevl`` / ``p1evl``, bit for bit)."""
+    rows = [list(num), [1.0] + list(den)]
+    m = max(len(r) for r in rows)
+    return np.array([[0.0] * (m - len(r)) + r for r in rows])[:, :, None]
+
+
+_TU, _PQ, _RS = _stacked(_T, _U), _stacked(_P, _Q), _stacked(_R, _S)
+
+
+def _rational(x: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Numerator and denominator of a :func:`_stacked` table at ``x`` (rows 0 and 1),
+    both by Horner's rule in one pass per coefficient."""
+    acc = np.empty((2, x.size))
+    acc[...] = table[:, 0]
+    for c in table[:, 1:].transpose(1, 0, 2):
         acc *= x
         acc += c
     return acc
@@ -90,9 +98,9 @@ def _half_erfc(z: np.ndarray) -> np.ndarray:
     np.exp(e, out=e)
     out = np.empty_like(z)
     num, den = np.empty_like(z), np.empty_like(z)
-    for run, (p, q) in ((_run(z < 8.0), (_P, _Q)), (_run(~(z < 8.0)), (_R, _S))):
+    for run, table in ((_run(z < 8.0), _PQ), (_run(~(z < 8.0)), _RS)):
         if run is not None:
-            num[run], den[run] = _horner(z[run], p, False), _horner(z[run], q, True)
+            num[run], den[run] = _rational(z[run], table)
     np.multiply(e, num, out=out)          # (exp(-z^2) * p) / q, as Cephes
     out /= den
     out[under] = 0.0                      # exp(-z^2) * p would be 0 * inf at z = inf
@@ -120,8 +128,9 @@ def _ndtr_block(a: np.ndarray, out: np.ndarray) -> None:
     if idx_small is not None:
         xs = x[idx_small]
         zz = xs * xs
-        y = xs * _horner(zz, _T, False)
-        y /= _horner(zz, _U, True)
+        t, u = _rational(zz, _TU)
+        y = xs * t
+        y /= u
         y *= 0.5
         y += 0.5
         out[idx_small] = y
