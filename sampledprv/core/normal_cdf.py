@@ -112,12 +112,13 @@ def _run(mask: np.ndarray):
     """The entries where ``mask`` holds, as a slice when they are one run (sorted
     arguments, as the discretization passes them: no gather or scatter), else indices;
     ``None`` when there are none."""
-    idx = np.flatnonzero(mask)
-    if not idx.size:
+    count = int(np.count_nonzero(mask))
+    if not count:
         return None
-    if idx[-1] - idx[0] + 1 == idx.size:
-        return slice(int(idx[0]), int(idx[-1]) + 1)
-    return idx
+    first = int(mask.argmax())
+    if mask[first:first + count].all():
+        return slice(first, first + count)
+    return np.flatnonzero(mask)
 
 
 def _ndtr_block(a: np.ndarray, out: np.ndarray) -> None:
