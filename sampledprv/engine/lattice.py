@@ -44,7 +44,9 @@ class LatticePMF:
         probs = np.ascontiguousarray(self.probs, dtype=np.float64)
         if probs.ndim != 1 or probs.size == 0:
             raise ValueError("probs must be a non-empty 1-D array")
-        if not np.all(np.isfinite(probs)) or np.any(probs < 0):
+        # min and max reduce without temporaries (a NaN makes both NaN, and every
+        # comparison with NaN fails): finite and non-negative iff min >= 0, max < inf
+        if not (probs.min() >= 0.0 and probs.max() < np.inf):
             raise ValueError("probs must be finite and non-negative")
         if not (self.h > 0 and np.isfinite(self.h)):
             raise ValueError(f"h must be positive and finite, got {self.h}")
