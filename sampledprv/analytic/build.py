@@ -28,6 +28,7 @@ from ..engine.evolving import LevelPlan, compose_tree, level_tail_masses, plan_c
 from ..engine.exact_atoms import MAX_ATOMS, compose_atoms, enumeration_size
 from ..engine.grid_plan import check_composition, composed_width
 from ..engine.regrid import regrid
+from ..engine import workers
 from ..mechanisms import Mechanism
 from ..mechanisms.relations import privacy_loss
 from ._direction_curve import DirectionCurve
@@ -317,11 +318,19 @@ class CurveBuilder:
         # two threads use two cores -- unless the grids are so long that two at once
         # would double the peak memory (then one after the other: every direction is
         # built either way)
-        if len(directions) > 1 and decided.largest < _PARALLEL_GRID:
+        # the cores beyond one per direction at work share that direction's transforms
+        # (engine/workers.py: the same floats whatever the thread count)
+        parallel = len(directions) > 1 and decided.largest < _PARALLEL_GRID
+        per_direction = workers.available_cores() // (len(directions) if parallel else 1)
+
+        def build(direction: str) -> GridCurve:
+            with workers.using_threads(per_direction):
+                return self.build_direction(ctx, direction)
+        if parallel:
             with ThreadPoolExecutor(max_workers=len(directions)) as pool:
-                built = list(pool.map(lambda d: self.build_direction(ctx, d), directions))
+                built = list(pool.map(build, directions))
         else:
-            built = [self.build_direction(ctx, d) for d in directions]
+            built = [build(d) for d in directions]
         levels = {"mesh_fine": plan.h, "mesh_coarse": plan.meshes[-1],
                   "rounding_variance": variance, "levels": plan.describe()}
         if decided.caps:

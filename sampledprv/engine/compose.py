@@ -26,6 +26,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from ..core.advice import AdvisedError, Remedy
+from . import workers
 from .lattice import LatticePMF, _logsumexp_rows, block_moments
 from .fft import (irfft, irfft_layout, layout_row_norms, layout_split, next_fast_len,
                   rfft, rfft_layout)
@@ -180,6 +181,19 @@ def _power(phi: np.ndarray, c: int) -> np.ndarray:
         result = _binary_power(block, c, scratch[:block.size])
         if result is not block:
             block[...] = result
+    return phi
+
+
+def _threaded_power(phi: np.ndarray, c: int) -> np.ndarray:
+    """:func:`_power` with the spectrum cut into one piece per worker thread
+    (:mod:`sampledprv.engine.workers`): each entry is powered on its own, so the pieces
+    give the same floats as one call."""
+    pieces = workers.column_chunks(phi.size // _POWER_BLOCK, min_width=4)
+    if len(pieces) <= 1:
+        return _power(phi, c)
+    bounds = [a * _POWER_BLOCK for a, _ in pieces] + [phi.size]
+    workers.map_ordered(lambda i: _power(phi[bounds[i]:bounds[i + 1]], c),
+                        range(len(pieces)))
     return phi
 
 
@@ -342,7 +356,7 @@ def compose_lattices(components: Sequence[tuple[LatticePMF, int]], *,
     origin = 0
     for pmf, c in components:
         phi = rfft(pmf.probs, n_fft) if split is None else rfft_layout(pmf.probs, n_fft, split)
-        _power(phi.reshape(-1), c)
+        _threaded_power(phi.reshape(-1), c)
         if spectrum is None:
             spectrum = phi
         else:

@@ -49,6 +49,8 @@ from functools import lru_cache
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import workers
+
 #: transforms of at least this many points use the four-step algorithm
 _FOUR_STEP_MIN = 1_500_000
 #: preferred length of the four-step's first (column) transforms
@@ -141,15 +143,29 @@ def column_transforms(x: np.ndarray, n: int, n1: int, n2: int) -> np.ndarray:
     # full + 1 entries, the others full.  Two strided views of x, no zero-padded copy of
     # it (a copy as long as x at the peak of a level); the same transforms, bit for bit.
     if full:
-        np.fft.rfft(x[:full * n2].reshape(full, n2)[:, rem:], n=n1, axis=0,
-                    out=out[:, rem:])
+        columns_rfft(x[:full * n2].reshape(full, n2)[:, rem:], n1, out[:, rem:])
     else:
         out[:, rem:] = 0.0                       # columns holding no input at all
     if rem:
         last = as_strided(x, shape=(full + 1, rem), strides=(n2 * x.itemsize, x.itemsize),
                           writeable=False)
-        np.fft.rfft(last, n=n1, axis=0, out=out[:, :rem])
+        columns_rfft(last, n1, out[:, :rem])
     return out
+
+
+def columns_rfft(src: np.ndarray, n: int, out: np.ndarray) -> None:
+    """``out = rfft(src, n, axis=0)``, the columns shared among the direction's worker
+    threads (:mod:`sampledprv.engine.workers`; each column is its own transform)."""
+    def one(chunk: tuple[int, int]) -> None:
+        np.fft.rfft(src[:, chunk[0]:chunk[1]], n=n, axis=0, out=out[:, chunk[0]:chunk[1]])
+    workers.map_ordered(one, workers.column_chunks(src.shape[1]))
+
+
+def columns_irfft(src: np.ndarray, n: int, out: np.ndarray) -> None:
+    """``out = irfft(src, n, axis=0)``, the columns shared as in :func:`columns_rfft`."""
+    def one(chunk: tuple[int, int]) -> None:
+        np.fft.irfft(src[:, chunk[0]:chunk[1]], n=n, axis=0, out=out[:, chunk[0]:chunk[1]])
+    workers.map_ordered(one, workers.column_chunks(src.shape[1]))
 
 
 def layout_split(n: int) -> tuple[int, int, int] | None:
@@ -166,8 +182,17 @@ def rfft_layout(x: np.ndarray, n: int, split: tuple[int, int, int]) -> np.ndarra
     and powers of spectra of one length can be formed in this layout."""
     n1, n2, s = split
     a = column_transforms(np.asarray(x, dtype=np.float64).reshape(-1), n, n1, n2)
-    _twiddle(a, n, s, -1.0)
-    np.fft.fft(a, axis=1, out=a)                # a[k1, k2] = X[k1 + n1 k2]
+    if workers.level_threads() == 1:
+        _twiddle(a, n, s, -1.0)
+        np.fft.fft(a, axis=1, out=a)            # a[k1, k2] = X[k1 + n1 k2]
+        return a
+    tables = twiddle_tables(a.shape[0], a.shape[1], n, s, -1.0)
+
+    def rows(chunk: tuple[int, int]) -> None:   # the same products and transforms
+        block = a[chunk[0]:chunk[1]]
+        apply_twiddle(block, tables, chunk[0])
+        np.fft.fft(block, axis=1, out=block)
+    workers.map_ordered(rows, workers.column_chunks(a.shape[0], min_width=8))
     return a
 
 
@@ -175,9 +200,20 @@ def irfft_layout(a: np.ndarray, n: int, split: tuple[int, int, int]) -> np.ndarr
     """:func:`irfft` of a spectrum in the layout of :func:`rfft_layout` (``a`` is
     overwritten); the result is in natural order."""
     n1, n2, s = split
-    np.fft.ifft(a, axis=1, out=a)                # over k2: t2
-    _twiddle(a, n, s, 1.0)
-    return np.fft.irfft(a, n=n1, axis=0).reshape(-1)   # [t1, t2] = x[t1 n2 + t2]
+    if workers.level_threads() == 1:
+        np.fft.ifft(a, axis=1, out=a)            # over k2: t2
+        _twiddle(a, n, s, 1.0)
+        return np.fft.irfft(a, n=n1, axis=0).reshape(-1)   # [t1, t2] = x[t1 n2 + t2]
+    tables = twiddle_tables(a.shape[0], a.shape[1], n, s, 1.0)
+
+    def rows(chunk: tuple[int, int]) -> None:
+        block = a[chunk[0]:chunk[1]]
+        np.fft.ifft(block, axis=1, out=block)
+        apply_twiddle(block, tables, chunk[0])
+    workers.map_ordered(rows, workers.column_chunks(a.shape[0], min_width=8))
+    out = np.empty((n1, n2))
+    columns_irfft(a, n1, out)
+    return out.reshape(-1)
 
 
 def layout_row_norms(block: np.ndarray, row0: int, n1: int) -> tuple[float, float]:

@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from . import fft
+from . import fft, workers
 from .compose import _power
 
 #: bytes of row data per block of the row pass (about the second-level cache; smaller
@@ -151,14 +151,18 @@ def compose_fold_invert(x: np.ndarray, count: int, factor: int, n_coarse: int,
     h1 = n1 // 2 + 1
     flat = a.reshape(-1)
     block_rows = max(1, _BLOCK_BYTES // (16 * n2))
-    folded = np.empty((block_rows, n2c), dtype=np.complex128)
     forward = fft.twiddle_tables(h1, n2, n, s, -1.0)
     inverse = fft.twiddle_tables(h1, n2c, n1 * n2c, sc, 1.0)
     weights = _fold_tables(h1, n1, n2c, n, factor)
-    fine_sums = np.zeros(2)                      # sum |Y|, sum |Y|^2 (full spectrum)
-    coarse_sums = np.zeros(2)
-    ends = np.zeros(2)                           # |Y_0| + |Y_(N/2)|, same for D
-    for r0 in range(0, h1, block_rows):
+    threaded = workers.level_threads() > 1
+    # one thread: the coarse rows r0 .. r1 - 1 overwrite the array's start in place (they
+    # end at r1 n2c <= r1 n2, where the fine rows not yet read begin); several threads
+    # finish blocks out of order, so they write to an array of their own
+    target = np.empty(h1 * n2c, dtype=np.complex128) if threaded else flat
+    scratch = None if threaded else np.empty((block_rows, n2c), dtype=np.complex128)
+
+    def one_block(r0: int):
+        """Row block ``r0 ..``: its norms (composed, folded), its ends at ``r0 = 0``."""
         r1 = min(r0 + block_rows, h1)
         block = a[r0:r1]
         fft.apply_twiddle(block, forward, r0)
@@ -167,22 +171,39 @@ def compose_fold_invert(x: np.ndarray, count: int, factor: int, n_coarse: int,
         if r0 and not block.any():
             # the power underflowed to zero on every entry (the powers flush entries
             # below exp(-700)): norms, fold, inverse and twiddles are all zeros
-            flat[r0 * n2c:r1 * n2c] = 0.0
-            continue
-        fine_sums += fft.layout_row_norms(block, r0, n1)
-        d = folded[:r1 - r0]
+            target[r0 * n2c:r1 * n2c] = 0.0
+            return None
+        fine = fft.layout_row_norms(block, r0, n1)
+        d = (np.empty((r1 - r0, n2c), dtype=np.complex128) if scratch is None
+             else scratch[:r1 - r0])
         _fold_rows(block, r0, factor, weights, d)
-        coarse_sums += fft.layout_row_norms(d, r0, n1)
+        coarse_norms = fft.layout_row_norms(d, r0, n1)
+        end = None
         if r0 == 0:                              # Y_(N/2) = a[0, n2/2], D's likewise
-            ends += (abs(block[0, 0]) + abs(block[0, n2 // 2]),
-                     abs(d[0, 0]) + abs(d[0, n2c // 2]))
+            end = (abs(block[0, 0]) + abs(block[0, n2 // 2]),
+                   abs(d[0, 0]) + abs(d[0, n2c // 2]))
         np.fft.ifft(d, axis=1, out=d)            # over k2': t2
         fft.apply_twiddle(d, inverse, r0)
-        # coarse rows r0 .. r1 - 1 go to the array's start: they end at r1 n2c <= r1 n2,
-        # where the fine rows not yet read begin (this block's rows are read already)
-        flat[r0 * n2c:r1 * n2c] = d.reshape(-1)
-    coarse = flat[:h1 * n2c].reshape(h1, n2c)
-    res = np.fft.irfft(coarse, n=n1, axis=0).reshape(-1)   # [t1, t2'] = x[t1 n2c + t2']
+        target[r0 * n2c:r1 * n2c] = d.reshape(-1)
+        return fine, coarse_norms, end
+
+    fine_sums = np.zeros(2)                      # sum |Y|, sum |Y|^2 (full spectrum)
+    coarse_sums = np.zeros(2)
+    ends = np.zeros(2)                           # |Y_0| + |Y_(N/2)|, same for D
+    # the sums are added in block order whatever the threads: the same floats
+    for out in workers.map_ordered(one_block, range(0, h1, block_rows)):
+        if out is not None:
+            fine_sums += out[0]
+            coarse_sums += out[1]
+            if out[2] is not None:
+                ends += out[2]
+    coarse = target[:h1 * n2c].reshape(h1, n2c)
+    if threaded:
+        res = np.empty((n1, n2c))
+        fft.columns_irfft(coarse, n1, res)       # [t1, t2'] = x[t1 n2c + t2']
+        res = res.reshape(-1)
+    else:
+        res = np.fft.irfft(coarse, n=n1, axis=0).reshape(-1)
     # the l1 sums as 2 sum_{m <= N/2} |Y_m| (Y_0 and Y_(N/2) twice), the l2 norms full
     return (res, (float(fine_sums[0] + ends[0]), math.sqrt(fine_sums[1])),
             (float(coarse_sums[0] + ends[1]), math.sqrt(coarse_sums[1])))
