@@ -159,18 +159,26 @@ def split_step(dist: LossDistribution, h: float, tau: float, factor: int,
                     tail_mean_error=tail_mean)
 
 
-def _log_weights(k: int, cap: int, p: float) -> np.ndarray:
-    """``log(C(k, j) p^j)`` for ``j = 0..cap`` (``-inf`` where the weight is zero)."""
-    j = np.arange(cap + 1)
-    # log Gamma by the C library (``math.lgamma``, within an ulp or two, as
-    # ``scipy.special.gammaln``): ``cap`` is a few dozen, and the analytic accountant's
-    # process then needs no ``scipy.special`` (0.19 s and 27 MiB to import)
-    lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
-    out = lgamma(k + 1.0) - lgamma(j + 1.0) - lgamma(k - j + 1.0)
-    if p > 0:
-        return out + j * math.log(p)
-    out[1:] = -np.inf
-    return out
+def _weights(k: int, cap: int, p: float) -> tuple[np.ndarray, float]:
+    r"""The weights ``C(k, j) p^j`` for ``j = 0..cap``, and a bound on the relative error
+    of every one.
+
+    The weights come from the ratio recursion :math:`w_0 = 1`,
+    :math:`w_j = w_{j-1} \cdot ((k - j + 1) p) / j`: ``k - j + 1`` is exact, and each step
+    rounds three times (half an ulp each), so :math:`w_j` is within
+    :math:`(1 + \epsilon/2)^{3j} - 1 < 2 j \epsilon` of itself relatively
+    (:math:`\epsilon = 2^{-52}`; 1.6e-14 at ``j = 35``). The weights stay below
+    :math:`e^{kp}` (``kp`` is the expected number of tail steps, 8). The difference of
+    log-Gammas used before, :math:`\log\Gamma(k+1) - \log\Gamma(j+1) -
+    \log\Gamma(k-j+1)`, cancels terms of size :math:`k \log k` and was off by 2.2e-7 at
+    ``k = 1e8`` (1.1e-9 at 1e6; against 40-digit values), an error no term counted.
+    """
+    eps = float(np.finfo(np.float64).eps)
+    w = np.zeros(cap + 1)
+    w[0] = 1.0
+    for j in range(1, cap + 1):
+        w[j] = w[j - 1] * (((k - j + 1) * p) / j)
+    return w, 2.0 * cap * eps * 1.01
 
 
 def _window(core: LatticePMF, tail_n: LatticePMF, log_w: np.ndarray, cap: int,
@@ -227,7 +235,9 @@ def tail_mixture(core: LatticePMF, tail: LatticePMF, k: int, cap: int,
     p = float(tail.probs.sum())
     tail_n = LatticePMF(probs=tail.probs / p if p > 0 else tail.probs, offset=tail.offset,
                         h=tail.h, shift=tail.shift)
-    log_w = _log_weights(k, cap, p)
+    weights, weight_rel = _weights(k, cap, p)
+    with np.errstate(divide="ignore"):
+        log_w = np.log(weights)
     i_lo, i_hi, spill = _window(core, tail_n, log_w, cap, math.log(spill_mass))
     n = next_fast_len(max(i_hi - i_lo + 1, core.probs.size, tail.probs.size))
     s_up, s_dn = spill(i_lo, i_hi)
@@ -237,20 +247,24 @@ def tail_mixture(core: LatticePMF, tail: LatticePMF, k: int, cap: int,
     freqs = np.arange(a.size)
     b = rfft(tail_n.probs, n) * \
         np.exp(-2j * np.pi * freqs * ((tail.offset - core.offset) % n) / n)
-    acc = np.full_like(a, math.exp(log_w[0]))
+    acc = np.full_like(a, weights[0])
     bj = np.ones_like(a)
     for j in range(1, cap + 1):
         acc *= a
         bj *= b
-        if math.isfinite(log_w[j]):
-            acc += math.exp(log_w[j]) * bj
+        if weights[j] > 0:
+            acc += weights[j] * bj
     del bj, a, b
     res, numeric = inverse_with_roundoff(acc, n, cap)
     del acc
     idx = (np.arange(i_lo, i_hi + 1) - cap * core.offset) % n
     probs = np.clip(res[idx], 0.0, None)
+    # the weights' relative error moves W by at most that share of its mass
+    # (sum_j w_j |c|^(J-j), the tail law normalized)
+    c_mass = float(core.probs.sum())
+    w_mass = math.fsum(float(w) * c_mass ** (cap - j) for j, w in enumerate(weights))
     return (LatticePMF(probs=probs, offset=i_lo, h=core.h, shift=cap * core.shift),
-            numeric + 2.0 * (s_up + s_dn))
+            numeric + 2.0 * (s_up + s_dn) + weight_rel * w_mass)
 
 
 __all__ = ["binomial_tail_bound", "tail_cap", "CoreTail", "split_step", "tail_mixture"]
