@@ -37,8 +37,11 @@ import numpy as np
 
 from ..core.law import LossDistribution
 
-#: assumed accuracy of a CDF / SF evaluation (scipy ndtr, gammainc), relative
-_ULPS = 4 * np.finfo(np.float64).eps
+#: assumed accuracy of a CDF / SF evaluation (ndtr, gammainc), relative: 8 ulps of 1.
+#: (4 until the fifteenth round; the Poisson-subsampled Gaussian's CDF, whose argument
+#: goes through ``g^-1``, was measured 5 ulps of 1/2 off near its median on 1 of 20,000
+#: points, tests/test_discretize_mean.py)
+_ULPS = 8 * np.finfo(np.float64).eps
 
 
 def interior_extrema(seq: np.ndarray) -> np.ndarray:
