@@ -61,6 +61,12 @@ class LossDistribution:
     #: pairs); only such laws are composed by exact enumeration, where no epsilon slack
     #: absorbs unaccounted last-bit errors of the atom values
     values_certified: bool = False
+    #: bound on the relative error of every ``cdf_cont`` / ``sf_cont`` value, in units of
+    #: ``eps = 2^-52``: the discretizer charges each bucket mass and moment for it
+    #: (design notes, "Floating point"). Checked per family against high-precision
+    #: values in ``tests/test_law_accuracy.py``; combinators keep the largest of their
+    #: parts'
+    cdf_ulps: float = 8.0
     #: memo of quantities derived from the law (:meth:`lower_point`, :meth:`upper_point`,
     #: small discretizations): a law is immutable and its functions are pure, so a
     #: repeated computation returns the identical result (the accountant sizes its grids
@@ -132,7 +138,7 @@ class LossDistribution:
             atom_masses=self.atom_masses, p_pos_inf=self.p_neg_inf, p_neg_inf=self.p_pos_inf,
             support=(-self.support[1], -self.support[0]), mass_defect=self.mass_defect,
             mass_rel_error=self.mass_rel_error, value_error=self.value_error,
-            values_certified=self.values_certified)
+            values_certified=self.values_certified, cdf_ulps=self.cdf_ulps)
 
     def pushforward(self, g: Callable[[np.ndarray], np.ndarray],
                     g_inv: Callable[[np.ndarray], np.ndarray],
@@ -177,7 +183,8 @@ class LossDistribution:
                    float(g(np.array([s1]))[0]) if np.isfinite(s1) else hi)
         return LossDistribution(cdf_new, sf_new, self.cont_mass, np.array(values),
                                 np.array(masses), p_pos, p_neg, support, self.mass_defect,
-                                self.mass_rel_error, lipschitz * self.value_error)
+                                self.mass_rel_error, lipschitz * self.value_error,
+                                cdf_ulps=self.cdf_ulps)
 
 
 #: ``(law of l under P0, law of l under Q0)``: the laws of one loss function
@@ -208,7 +215,8 @@ def mixture(weights: list[float], parts: list[LossDistribution]) -> LossDistribu
         # a mass w * m: the product adds one rounding to m's relative error
         max((p.mass_rel_error for _, p in live), default=0.0) + _U,
         max((p.value_error for _, p in live), default=0.0),
-        all(p.values_certified for _, p in live))
+        all(p.values_certified for _, p in live),
+        cdf_ulps=max((p.cdf_ulps for _, p in live), default=8.0))
 
 
 def _search(tail_fn: Callable[[float], float], tail: float, finite_range: tuple[float, float],

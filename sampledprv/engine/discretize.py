@@ -33,7 +33,7 @@ import numpy as np
 from ..core.law import LossDistribution
 from .compose import GridTooLargeError
 from .lattice import LatticePMF
-from .moments import _ULPS, cell_moments, interior_extrema, subdivisions, with_neighbours
+from .moments import cdf_error, cell_moments, interior_extrema, subdivisions, with_neighbours
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,9 +157,10 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
         turning[(ia - prev.size + interior_extrema(seq)) // 2] = True
         prev = seq[-2:]
     turning[0] = turning[-1] = True
-    bound = 2.0 * h * _ULPS * rounding + _moment_bound(
+    ulps = cdf_error(dist)
+    bound = 2.0 * h * ulps * rounding + _moment_bound(
         dist, lo_edge, h, split, probs, offsets, with_neighbours(turning))
-    return 2.0 * _ULPS * max(top_f, top_s) + clipped, bound
+    return 2.0 * ulps * max(top_f, top_s) + clipped, bound
 
 
 def _moment_bound(dist: LossDistribution, lo_edge: float, h: float, split: int,
