@@ -157,7 +157,7 @@ def _bernstein(mean: float, var: float, n: int, alpha_side: float) -> Tuple[floa
 
 
 def _scaled(losses: np.ndarray, log_w: np.ndarray, cap, eps) -> np.ndarray:
-    """:math:`Y_\varepsilon` before the division by ``y_max``; ``cap`` and ``eps`` are
+    r""":math:`Y_\varepsilon` before the division by ``y_max``; ``cap`` and ``eps`` are
     floats, or columns (one row of ``Y`` per value: the same operations, elementwise)."""
     d = eps - losses
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -188,7 +188,7 @@ def tilted_delta(law: TiltedLaw, draws: Tuple[np.ndarray, np.ndarray], eps: floa
 
 def _delta_bounds(law: TiltedLaw, cap: float, lo: float, up: float,
                   mean: float) -> Tuple[float, float, float]:
-    """:func:`tilted_delta` from the confidence bounds ``lo``, ``up`` and the sample
+    r""":func:`tilted_delta` from the confidence bounds ``lo``, ``up`` and the sample
     mean of :math:`Y/y_{\max}`."""
     ym = float(law.y_max)
     lo, up = ym * max(0.0, lo - law.tv), ym * min(1.0, up + law.tv)
