@@ -58,29 +58,3 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                                     "tests/numba_warmup.py does not list:")
         for line in extra:
             terminalreporter.write_line(f"  {line}")
-
-
-# --- the longest test files first, in xdist runs ---------------------------------------
-# The workers take tests in collection order; a long test collected late ends the run with
-# one worker busy and the other idle.  The files that took longest (measured, most first)
-# are collected first, each file's tests kept together and in order (module fixtures are
-# built once per worker as before); a file not listed keeps its place after them.
-_LONGEST_FIRST = (
-    "test_benchmarks_smoke.py", "test_docs.py", "test_matrix_mechanism.py",
-    "test_random_allocation.py", "test_gg_vector.py", "test_interop_dp_accounting.py",
-    "test_examples_gg.py", "test_allocation_reduction.py", "test_identity_envelopes.py",
-    "test_peers.py", "test_torch_opacus.py", "test_cli.py", "test_long_compositions.py",
-    "test_opacus_batch_samplers.py", "test_sampled_narrow_sampler.py",
-    "test_sampled_renyi.py", "test_calibration.py", "test_claims.py",
-    "test_sample_sizes_per_direction.py", "test_tradeoff.py", "test_group.py",
-    "test_progress_phases.py", "test_tilted_matrix.py", "test_properties_analytic.py",
-    "test_sampled_coverage.py", "test_concurrency.py", "test_audit_findings_32.py",
-    "test_conditional_envelope_reuse.py", "test_layout.py", "test_compose_regrid.py",
-)
-
-
-def pytest_collection_modifyitems(session, config, items):
-    if not hasattr(config, "workerinput"):       # only the xdist workers' order matters
-        return
-    rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
