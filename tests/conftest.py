@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 # each compiled the kernels they met first, the same kernel several times over; the
 # controller compiles them once, split over as many processes as there will be workers
 # (tests/numba_warmup.py), and every later process loads them from the disk cache.
-# SAMPLEDPRV_NO_WARMUP=1 turns this off.
+# Runs of a few test files skip it; SAMPLEDPRV_NO_WARMUP=1 turns it off.
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_setupnodes(config, specs):
@@ -36,6 +36,10 @@ def pytest_xdist_setupnodes(config, specs):
         return
     import numba_warmup  # noqa: PLC0415 - only the xdist controller needs it
 
+    if not numba_warmup.covers_the_suite(
+            config.args, config.args_source == pytest.Config.ArgsSource.ARGS,
+            config.invocation_params.dir):
+        return
     seconds, failed = numba_warmup.warm_up(n)
     config._numba_warmup = (n, seconds, failed)
     term = config.pluginmanager.get_plugin("terminalreporter")

@@ -223,6 +223,21 @@ def warm_up(processes: int, env: Optional[dict] = None,
     return time.perf_counter() - t0, failed
 
 
+def covers_the_suite(args: Sequence[str], from_command_line: bool, cwd: Path) -> bool:
+    """Whether a run with these path arguments is worth a warm-up: no paths given (pytest
+    takes the ``tests`` folder), or one of them is the ``tests`` folder or the repository
+    itself.  A run of a few files after an edit (which purges every cached kernel) then does
+    not pay for compiling all of :data:`KERNELS`; ``-m`` and ``-k`` keep it."""
+    if not from_command_line:
+        return True
+    tests = Path(__file__).resolve().parent
+    for arg in args:
+        path = (cwd / arg.split("::")[0]).resolve()
+        if path in (tests, tests.parent):
+            return True
+    return False
+
+
 def _index_signatures(path: Path) -> list[tuple]:
     """The argument types of the overloads in one Numba index file (``*.nbi``)."""
     with open(path, "rb") as f:

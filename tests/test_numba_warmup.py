@@ -79,3 +79,14 @@ def test_real_calls_compile_only_listed_signatures():
         assert disp.signatures, f"{k.name} was not called"
         extra = set(disp.signatures) - listed[id(disp)]
         assert not extra, f"{k.module}.{k.name} compiled unlisted signatures {extra}"
+
+
+def test_warm_up_only_for_runs_of_the_suite(tmp_path):
+    root = w.ROOT
+    assert w.covers_the_suite([], False, root)                       # pytest -n 2
+    assert w.covers_the_suite(["tests"], True, root)
+    assert w.covers_the_suite(["."], True, root)
+    assert w.covers_the_suite(["../tests"], True, root / "docs")
+    assert not w.covers_the_suite(["tests/test_cli.py"], True, root)
+    assert not w.covers_the_suite(["tests/test_cli.py::test_plan_target_width"], True, root)
+    assert not w.covers_the_suite([str(tmp_path)], True, root)
