@@ -12,7 +12,12 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
     || (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1)) \
     || echo "chromium could not be installed: the browser test will skip" >&2
 fi
-# two worker processes (pytest-xdist): the suite is dominated by single-threaded work
+# the suite starts many Python processes (the workers, and the examples, benchmarks and
+# command lines the tests run) that import the package: let them share its bytecode, as
+# Python does by default, where the environment turned that off
+unset PYTHONDONTWRITEBYTECODE
+# two worker processes (pytest-xdist): the suite is dominated by single-threaded work;
+# before they start, the controller compiles the Numba kernels once (tests/conftest.py)
 .venv/bin/python -m pytest -q -n 2 "$@"
 # the whole suite already builds the site with --strict (tests/test_docs_site.py); build it
 # here only when the arguments may have left that test out

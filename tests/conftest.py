@@ -1,6 +1,8 @@
 import os
 import sys
 
+import pytest
+
 # One OpenBLAS thread per test process.  The suite runs in parallel worker processes
 # (pytest-xdist, scripts/test.sh) that already keep every core busy; OpenBLAS' extra
 # threads there do no useful work but busy-wait between the matrix products of the
@@ -17,3 +19,46 @@ if "numpy" in sys.modules:       # imported already (by a plugin): limit it at r
         threadpool_limits(int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+
+# --- Numba kernels compiled once, before the pytest-xdist workers start -------------------
+# From an empty Numba cache (a fresh clone) the workers and the subprocesses of the tests
+# each compiled the kernels they met first, the same kernel several times over; the
+# controller compiles them once, split over as many processes as there will be workers
+# (tests/numba_warmup.py), and every later process loads them from the disk cache.
+# Runs of a few test files skip it; SAMPLEDPRV_NO_WARMUP=1 turns it off.
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config, specs):
+    """Called by the xdist controller just before it starts the workers."""
+    n = len(specs)
+    if n < 2 or os.environ.get("SAMPLEDPRV_NO_WARMUP"):
+        return
+    import numba_warmup  # noqa: PLC0415 - only the xdist controller needs it
+
+    if not numba_warmup.covers_the_suite(
+            config.args, config.args_source == pytest.Config.ArgsSource.ARGS,
+            config.invocation_params.dir):
+        return
+    seconds, failed = numba_warmup.warm_up(n)
+    config._numba_warmup = (n, seconds, failed)
+    term = config.pluginmanager.get_plugin("terminalreporter")
+    if term is not None:
+        term.write_line(f"numba warm-up: {len(numba_warmup.KERNELS)} kernels in {n} "
+                        f"processes, {seconds:.1f} s")
+        for line in failed:
+            term.write_line(f"numba warm-up: not compiled: {line}", yellow=True)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if getattr(config, "_numba_warmup", None) is None:
+        return
+    import numba_warmup  # noqa: PLC0415 - only the xdist controller needs it
+
+    extra = numba_warmup.missed()
+    if extra:
+        terminalreporter.section("numba warm-up")
+        terminalreporter.write_line("signatures compiled by the tests that "
+                                    "tests/numba_warmup.py does not list:")
+        for line in extra:
+            terminalreporter.write_line(f"  {line}")

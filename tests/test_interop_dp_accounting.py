@@ -17,7 +17,7 @@ de = pytest.importorskip("dp_accounting.dp_event")
 pld_acc = pytest.importorskip("dp_accounting.pld.pld_privacy_accountant")
 rdp_acc = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
 from dp_accounting.privacy_accountant import NeighboringRelation as NR  # noqa: E402
-from dp_accounting_fast import fast_mixture_pld  # noqa: E402
+from dp_accounting_fast import fast_gaussian_pld, fast_mixture_pld  # noqa: E402
 
 H = 1e-4   # dp-accounting's value_discretization_interval in these comparisons
 # A coarser interval for the event kinds whose PLD dp-accounting builds slowly: it finds one
@@ -33,9 +33,41 @@ PEER_H = {"MixtureOfGaussians": COARSE_H, "TruncatedSubsampledGaussian": COARSE_
 
 def pld_epsilon(event, delta, rel=NR.ADD_OR_REMOVE_ONE, h=H):
     a = pld_acc.PLDAccountant(rel, value_discretization_interval=h)
-    with fast_mixture_pld():   # mixture PLDs: dp-accounting's numbers bit for bit, faster
+    # mixture and Gaussian PLDs: dp-accounting's numbers bit for bit, faster
+    with fast_mixture_pld(), fast_gaussian_pld():
         a.compose(event)
     return a.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("rel", [NR.ADD_OR_REMOVE_ONE, NR.REPLACE_ONE])
+def test_fast_gaussian_deltas_are_bitwise_dp_accountings(rel):
+    """tests/dp_accounting_fast.py's array inverse gives exactly dp-accounting's deltas
+    (ADD, REMOVE and REPLACE, scalar and array queries, epsilon 0 and negative ones
+    included) and the same PLD; subsampled Gaussians keep dp-accounting's own code."""
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+    rng = np.random.default_rng(3)
+    eps = np.concatenate([[0.0, -0.0, -1.5, 1e-12, 40.0], rng.uniform(-3.0, 8.0, 2000)])
+    kinds = ([plm.AdjacencyType.REPLACE] if rel == NR.REPLACE_ONE
+             else [plm.AdjacencyType.ADD, plm.AdjacencyType.REMOVE])
+    for kind in kinds:
+        for sigma, sens in ((0.7, 1.0), (3.3, 2.5)):
+            mech = plm.GaussianPrivacyLoss(sigma, sens, adjacency_type=kind)
+            ref, ref1 = mech.get_delta_for_epsilon(eps), mech.get_delta_for_epsilon(0.3)
+            with fast_gaussian_pld():
+                got, got1 = mech.get_delta_for_epsilon(eps), mech.get_delta_for_epsilon(0.3)
+            assert got.dtype == ref.dtype and np.array_equal(got, ref) and got1 == ref1
+    sub = plm.GaussianPrivacyLoss(1.0, 1.0, sampling_prob=0.1)
+    with fast_gaussian_pld():
+        assert np.array_equal(sub.get_delta_for_epsilon(eps[eps > 0]),
+                              plm.GaussianPrivacyLoss(1.0, 1.0, sampling_prob=0.1)
+                              .get_delta_for_epsilon(eps[eps > 0]))
+    ev = de.GaussianDpEvent(1.3)
+    a, b = (pld_acc.PLDAccountant(rel, value_discretization_interval=1e-3) for _ in "ab")
+    a.compose(ev, 3)
+    with fast_gaussian_pld():
+        b.compose(ev, 3)
+    assert a.get_epsilon(1e-6) == b.get_epsilon(1e-6)
+    assert "get_delta_for_epsilon" in plm.AdditiveNoisePrivacyLoss.__dict__
 
 
 def rdp_epsilon(event, delta, rel=NR.ADD_OR_REMOVE_ONE, orders=None):

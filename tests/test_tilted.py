@@ -140,3 +140,25 @@ def test_coverage_allocation_300_seeds():
     ref_err = math.sqrt(ref / 4e6)
     assert ref_err < np.median(halfwidths) / 50
     assert misses <= _max_misses(300, 0.05)
+
+
+def test_grid_bounds_in_blocks_are_the_pointwise_bounds(monkeypatch):
+    """epsilon(delta) bounds the grid's delta a block of points at a time; every point's
+    (lower, estimate, upper) is bit for bit the one-point :func:`tilted_delta`, across
+    block boundaries (blocks shrunk to 7 rows here) and with a total-variation allowance."""
+    from sampledprv.sampled.certification import tilted as t
+    monkeypatch.setattr(t, "_ROWS_ELEMENTS", 7 * 1000)
+    rng = np.random.default_rng(5)
+    for a, mu, tv in ((2.5, 1.0, 0.0), (8.0, 2.5, 1e-9)):
+        law = renyi_tilted(a, (0.2, 0.2005), lambda r, k: r.normal(mu, 1.0, k), "x", tv=tv)
+        draws = law.draw(rng, 1000)
+        grid = np.linspace(0.0, 6.0, 101)
+        want = [tilted_delta(law, draws, float(e), 1e-6) for e in grid]
+        assert t._tilted_deltas(law, draws, grid, 1e-6) == want
+        ups = np.array([r[2] for r in want])
+        lows = np.array([r[0] for r in want])
+        got = tilted_epsilon(law, draws, 1e-3, grid, 1e-6 * grid.size)
+        assert got[2] == (grid[np.flatnonzero(ups <= 1e-3)[0]] if (ups <= 1e-3).any()
+                          else math.inf)
+        assert got[0] == (grid[np.flatnonzero(lows > 1e-3)[-1]] if (lows > 1e-3).any()
+                          else 0.0)

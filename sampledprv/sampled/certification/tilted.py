@@ -143,8 +143,12 @@ def mean_bounds(y: np.ndarray, alpha_side: float) -> Tuple[float, float]:
     n = y.size
     if n < 2:
         return 0.0, 1.0
-    mean = float(np.mean(y))
-    var = float(np.var(y, ddof=1))
+    return _bernstein(float(np.mean(y)), float(np.var(y, ddof=1)), n, alpha_side)
+
+
+def _bernstein(mean: float, var: float, n: int, alpha_side: float) -> Tuple[float, float]:
+    """:func:`mean_bounds` from the sample mean and unbiased variance of ``n >= 2``
+    values."""
     ln = math.log(2.0 / alpha_side)
     rad = math.sqrt(2.0 * var * ln / n) + 7.0 * ln / (3.0 * (n - 1))
     # round-off of the float sums (n terms in [0, 1]): far below n * 2^-52 absolute
@@ -152,7 +156,9 @@ def mean_bounds(y: np.ndarray, alpha_side: float) -> Tuple[float, float]:
     return max(0.0, mean - rad - slack), min(1.0, mean + rad + slack)
 
 
-def _scaled(losses: np.ndarray, log_w: np.ndarray, cap: float, eps: float) -> np.ndarray:
+def _scaled(losses: np.ndarray, log_w: np.ndarray, cap, eps) -> np.ndarray:
+    r""":math:`Y_\varepsilon` before the division by ``y_max``; ``cap`` and ``eps`` are
+    floats, or columns (one row of ``Y`` per value: the same operations, elementwise)."""
     d = eps - losses
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         y = np.where(d < 0.0, np.exp(np.minimum(log_w - cap, 0.0)) * (-np.expm1(d)), 0.0)
@@ -177,13 +183,52 @@ def tilted_delta(law: TiltedLaw, draws: Tuple[np.ndarray, np.ndarray], eps: floa
     if np.any(y > 1.0):
         raise ValueError("a tilted draw exceeds the law's y_max (a bug in the law)")
     lo, up = mean_bounds(y, alpha / 2.0)
+    return _delta_bounds(law, cap, lo, up, float(np.mean(y)))
+
+
+def _delta_bounds(law: TiltedLaw, cap: float, lo: float, up: float,
+                  mean: float) -> Tuple[float, float, float]:
+    r""":func:`tilted_delta` from the confidence bounds ``lo``, ``up`` and the sample
+    mean of :math:`Y/y_{\max}`."""
+    ym = float(law.y_max)
     lo, up = ym * max(0.0, lo - law.tv), ym * min(1.0, up + law.tv)
     scale_lo, scale_up = law.log_scale[0] + cap, law.log_scale[1] + cap
     rel = 1e-12                                   # the exp/log round-off, outward
-    est = math.exp(0.5 * (scale_lo + scale_up)) * ym * float(np.mean(y))
+    est = math.exp(0.5 * (scale_lo + scale_up)) * ym * mean
     low = math.exp(scale_lo) * lo * (1.0 - rel) if lo > 0 else 0.0
     upp = min(1.0, math.exp(scale_up) * up * (1.0 + rel))
     return low, min(max(est, low), upp), upp
+
+
+#: at most this many values of :math:`Y` held at once by :func:`_tilted_deltas`
+_ROWS_ELEMENTS = 1 << 20
+
+
+def _tilted_deltas(law: TiltedLaw, draws: Tuple[np.ndarray, np.ndarray], eps: np.ndarray,
+                   alpha: float) -> list:
+    """``[tilted_delta(law, draws, e, alpha) for e in eps]``, the same numbers: the
+    values :math:`Y` of a block of ``eps`` are one array, a row per value, made by the
+    same elementwise operations, and the rows' means and variances are numpy's
+    reductions along a row (the same pairwise sums as for one row alone)."""
+    losses, log_w = (np.asarray(x, dtype=np.float64) for x in draws)
+    n = losses.size
+    if n < 2:
+        return [tilted_delta(law, draws, float(e), alpha) for e in eps]
+    ym = float(law.y_max)
+    caps = np.array([float(law.log_cap(float(e))) for e in eps], dtype=np.float64)
+    step = max(1, _ROWS_ELEMENTS // n)
+    rows = []
+    for a in range(0, eps.size, step):
+        cap = caps[a:a + step, None]
+        y = _scaled(losses[None, :], log_w[None, :], cap, eps[a:a + step, None]) / ym
+        if np.any(y > 1.0):
+            raise ValueError("a tilted draw exceeds the law's y_max (a bug in the law)")
+        means = np.mean(y, axis=1)
+        var = np.var(y, axis=1, ddof=1)
+        for j in range(means.size):
+            lo, up = _bernstein(float(means[j]), float(var[j]), n, alpha / 2.0)
+            rows.append(_delta_bounds(law, float(caps[a + j]), lo, up, float(means[j])))
+    return rows
 
 
 def tilted_epsilon(law: TiltedLaw, draws: Tuple[np.ndarray, np.ndarray], delta: float,
@@ -196,7 +241,7 @@ def tilted_epsilon(law: TiltedLaw, draws: Tuple[np.ndarray, np.ndarray], delta: 
     m = grid.size
     if m == 0:
         raise ValueError("grid must hold at least one epsilon")
-    rows = [tilted_delta(law, draws, float(e), alpha / m) for e in grid]
+    rows = _tilted_deltas(law, draws, grid, alpha / m)
     lows = np.array([r[0] for r in rows])
     ests = np.array([r[1] for r in rows])
     ups = np.array([r[2] for r in rows])
