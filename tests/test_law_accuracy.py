@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import sampledprv as sp
+from sampledprv.mechanisms._mixtures import MixtureOfGaussians
 from sampledprv.mechanisms.relations import privacy_loss
 
 EPS = float(np.finfo(np.float64).eps)
@@ -72,8 +73,31 @@ def _laplace(eps: float):
     return cdf
 
 
+def _mixture_of_gaussians(sigma: float, sens: tuple, probs: tuple):
+    mu = [mpmath.mpf(c) / mpmath.mpf(sigma) for c in sens]
+    pw = [mpmath.mpf(p) for p in probs]
+    logw = [mpmath.log(p) - m * m / 2 for p, m in zip(pw, mu)]
+
+    def loss(x):                       # log sum_i p_i e^(mu_i x - mu_i^2 / 2), increasing
+        return mpmath.log(mpmath.fsum(mpmath.exp(lw + m * x) for lw, m in zip(logw, mu)))
+
+    def cdf(y):                        # P(loss(X) <= y), X ~ sum_i p_i N(mu_i, 1)
+        lo, hi = mpmath.mpf(-80), mpmath.mpf(80)
+        for _ in range(120):
+            mid = (lo + hi) / 2
+            if loss(mid) > y:
+                hi = mid
+            else:
+                lo = mid
+        x = (lo + hi) / 2
+        return mpmath.fsum(p * mpmath.ncdf(x - m) for p, m in zip(pw, mu))
+    return cdf
+
+
 CASES = [
     ("laplace", sp.Laplace(1.0), _laplace(1.0), 2000),
+    ("mixture-of-gaussians", MixtureOfGaussians(1.0, (0.0, 1.0, 2.0), (0.5, 0.3, 0.2)),
+     _mixture_of_gaussians(1.0, (0.0, 1.0, 2.0), (0.5, 0.3, 0.2)), 400),
     ("gaussian", sp.Gaussian(0.8), _gaussian(0.8), 2000),
     ("subsampled-gaussian", sp.PoissonSubsampled(sp.Gaussian(0.8), q=4e-3),
      _subsampled_gaussian(0.8, 4e-3), 6000),
