@@ -21,6 +21,19 @@ EPS = float(np.finfo(np.float64).eps)
 mpmath.mp.dps = 30
 
 
+def _root(increasing, y, half_width: float):
+    """``x`` in ``[-half_width, half_width]`` with ``increasing(x) = y``, by bisection
+    to 120 halvings (far below the 30 digits' resolution of the losses here)."""
+    lo, hi = mpmath.mpf(-half_width), mpmath.mpf(half_width)
+    for _ in range(120):
+        mid = (lo + hi) / 2
+        if increasing(mid) > y:
+            hi = mid
+        else:
+            lo = mid
+    return (lo + hi) / 2
+
+
 def _gaussian(sigma: float):
     mu = mpmath.mpf(1) / mpmath.mpf(sigma)
     m = mu * mu / 2
@@ -49,14 +62,7 @@ def _generalized_gaussian(beta: float, scale: float):
         return (abs(x - 1) ** b - abs(x) ** b) / s ** b
 
     def cdf(y):                        # P(loss(X) <= y) = P(X >= x*), X ~ gennorm(b, s)
-        lo, hi = mpmath.mpf(-60), mpmath.mpf(60)
-        for _ in range(110):
-            mid = (lo + hi) / 2
-            if loss(mid) > y:
-                lo = mid
-            else:
-                hi = mid
-        x = (lo + hi) / 2
+        x = _root(lambda u: -loss(u), -y, 60)
         t = (abs(x) / s) ** b
         if x >= 0:
             return mpmath.gammainc(1 / b, t, mpmath.inf, regularized=True) / 2
@@ -82,14 +88,7 @@ def _mixture_of_gaussians(sigma: float, sens: tuple, probs: tuple):
         return mpmath.log(mpmath.fsum(mpmath.exp(lw + m * x) for lw, m in zip(logw, mu)))
 
     def cdf(y):                        # P(loss(X) <= y), X ~ sum_i p_i N(mu_i, 1)
-        lo, hi = mpmath.mpf(-80), mpmath.mpf(80)
-        for _ in range(120):
-            mid = (lo + hi) / 2
-            if loss(mid) > y:
-                hi = mid
-            else:
-                lo = mid
-        x = (lo + hi) / 2
+        x = _root(loss, y, 80)
         return mpmath.fsum(p * mpmath.ncdf(x - m) for p, m in zip(pw, mu))
     return cdf
 
