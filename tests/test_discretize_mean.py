@@ -255,4 +255,3 @@ def test_narrow_law_estimate_follows_the_certified_shift():
     assert coarse.lower <= fine.estimate <= coarse.upper
     assert abs(coarse.estimate - fine.estimate) < 2e-4, (coarse, fine)
     assert fine.lower <= coarse.upper and coarse.lower <= fine.upper
-

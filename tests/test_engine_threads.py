@@ -80,9 +80,9 @@ def test_thread_counts_and_chunks():
     with workers.using_threads(10**6):
         assert workers.level_threads() == workers.MAX_THREADS
     with workers.using_threads(4):
-        chunks = workers.column_chunks(1000)
+        chunks = workers.chunks(1000)
         assert len(chunks) == 4 and chunks[0][0] == 0 and chunks[-1][1] == 1000
         assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
-        assert workers.column_chunks(100) == [(0, 100)]          # too narrow to share
+        assert workers.chunks(100) == [(0, 100)]          # too narrow to share
         assert workers.map_ordered(lambda i: i * i, range(7)) == [i * i for i in range(7)]
     assert workers.level_threads() == 1

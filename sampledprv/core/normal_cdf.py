@@ -98,7 +98,8 @@ def _half_erfc(z: np.ndarray) -> np.ndarray:
     np.exp(e, out=e)
     out = np.empty_like(z)
     num, den = np.empty_like(z), np.empty_like(z)
-    for run, table in ((_run(z < 8.0), _PQ), (_run(~(z < 8.0)), _RS)):
+    mid = z < 8.0
+    for run, table in ((_run(mid), _PQ), (_run(~mid), _RS)):
         if run is not None:
             num[run], den[run] = _rational(z[run], table)
     np.multiply(e, num, out=out)          # (exp(-z^2) * p) / q, as Cephes
@@ -200,6 +201,4 @@ def ndtr(a) -> np.ndarray | float:
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         for i in range(0, flat.size, _BLOCK):
             _ndtr_block(flat[i:i + _BLOCK], out[i:i + _BLOCK])
-    if arr.ndim == 0:
-        return out[0]
     return out.reshape(arr.shape)

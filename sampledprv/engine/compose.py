@@ -188,7 +188,7 @@ def _threaded_power(phi: np.ndarray, c: int) -> np.ndarray:
     """:func:`_power` with the spectrum cut into one piece per worker thread
     (:mod:`sampledprv.engine.workers`): each entry is powered on its own, so the pieces
     give the same floats as one call."""
-    pieces = workers.column_chunks(phi.size // _POWER_BLOCK, min_width=4)
+    pieces = workers.chunks(phi.size // _POWER_BLOCK, min_width=4)
     if len(pieces) <= 1:
         return _power(phi, c)
     bounds = [a * _POWER_BLOCK for a, _ in pieces] + [phi.size]

@@ -102,9 +102,12 @@ def _unit_roots(m: np.ndarray, n: int, sign: float) -> np.ndarray:
 
 def twiddle_tables(rows: int, cols: int, n: int, s: int, sign: float
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """The two tables of :func:`_twiddle` for rows ``k < rows`` of a ``rows x cols``
-    array: ``exp(sign 2 pi i k t s / n)`` (``t < cols / s``) and
-    ``exp(sign 2 pi i k r / n)`` (``r < s``)."""
+    """The twiddle factors ``exp(sign 2 pi i k j / n)`` of rows ``k < rows`` of a
+    ``rows x cols`` array as two tables, with ``j = t s + r``:
+    ``exp(sign 2 pi i k t s / n)`` (``t < cols / s``) and ``exp(sign 2 pi i k r / n)``
+    (``r < s``).  Two small tables instead of one the size of the array (whose sines and
+    cosines would cost as much as the transform), at the price of two roundings of each
+    entry instead of one (:func:`apply_twiddle`)."""
     k = np.arange(rows, dtype=np.int64)[:, None]
     coarse = _unit_roots(k * (np.arange(cols // s, dtype=np.int64) * s)[None, :], n, sign)
     fine = _unit_roots(k * np.arange(s, dtype=np.int64)[None, :], n, sign)
@@ -121,14 +124,6 @@ def apply_twiddle(a: np.ndarray, tables: tuple[np.ndarray, np.ndarray],
     a3 = a.reshape(rows, cols // s, s)
     a3 *= coarse[row0:row0 + rows, :, None]
     a3 *= fine[row0:row0 + rows, None, :]
-
-
-def _twiddle(a: np.ndarray, n: int, s: int, sign: float) -> None:
-    """``a[k, j] *= exp(sign 2 pi i k j / n)`` in place, with ``j = t s + r`` and the
-    factor split into ``exp(sign 2 pi i k t s / n) exp(sign 2 pi i k r / n)``: two small
-    tables instead of one the size of ``a`` (whose sines and cosines would cost as much
-    as the transform), at the price of two roundings of ``a`` instead of one."""
-    apply_twiddle(a, twiddle_tables(a.shape[0], a.shape[1], n, s, sign))
 
 
 def column_transforms(x: np.ndarray, n: int, n1: int, n2: int) -> np.ndarray:
@@ -158,14 +153,14 @@ def columns_rfft(src: np.ndarray, n: int, out: np.ndarray) -> None:
     threads (:mod:`sampledprv.engine.workers`; each column is its own transform)."""
     def one(chunk: tuple[int, int]) -> None:
         np.fft.rfft(src[:, chunk[0]:chunk[1]], n=n, axis=0, out=out[:, chunk[0]:chunk[1]])
-    workers.map_ordered(one, workers.column_chunks(src.shape[1]))
+    workers.map_ordered(one, workers.chunks(src.shape[1]))
 
 
 def columns_irfft(src: np.ndarray, n: int, out: np.ndarray) -> None:
     """``out = irfft(src, n, axis=0)``, the columns shared as in :func:`columns_rfft`."""
     def one(chunk: tuple[int, int]) -> None:
         np.fft.irfft(src[:, chunk[0]:chunk[1]], n=n, axis=0, out=out[:, chunk[0]:chunk[1]])
-    workers.map_ordered(one, workers.column_chunks(src.shape[1]))
+    workers.map_ordered(one, workers.chunks(src.shape[1]))
 
 
 def layout_split(n: int) -> tuple[int, int, int] | None:
@@ -182,17 +177,13 @@ def rfft_layout(x: np.ndarray, n: int, split: tuple[int, int, int]) -> np.ndarra
     and powers of spectra of one length can be formed in this layout."""
     n1, n2, s = split
     a = column_transforms(np.asarray(x, dtype=np.float64).reshape(-1), n, n1, n2)
-    if workers.level_threads() == 1:
-        _twiddle(a, n, s, -1.0)
-        np.fft.fft(a, axis=1, out=a)            # a[k1, k2] = X[k1 + n1 k2]
-        return a
     tables = twiddle_tables(a.shape[0], a.shape[1], n, s, -1.0)
 
-    def rows(chunk: tuple[int, int]) -> None:   # the same products and transforms
+    def rows(chunk: tuple[int, int]) -> None:   # rows are independent: one chunk per thread
         block = a[chunk[0]:chunk[1]]
         apply_twiddle(block, tables, chunk[0])
-        np.fft.fft(block, axis=1, out=block)
-    workers.map_ordered(rows, workers.column_chunks(a.shape[0], min_width=8))
+        np.fft.fft(block, axis=1, out=block)    # a[k1, k2] = X[k1 + n1 k2]
+    workers.map_ordered(rows, workers.chunks(a.shape[0], min_width=8))
     return a
 
 
@@ -200,19 +191,15 @@ def irfft_layout(a: np.ndarray, n: int, split: tuple[int, int, int]) -> np.ndarr
     """:func:`irfft` of a spectrum in the layout of :func:`rfft_layout` (``a`` is
     overwritten); the result is in natural order."""
     n1, n2, s = split
-    if workers.level_threads() == 1:
-        np.fft.ifft(a, axis=1, out=a)            # over k2: t2
-        _twiddle(a, n, s, 1.0)
-        return np.fft.irfft(a, n=n1, axis=0).reshape(-1)   # [t1, t2] = x[t1 n2 + t2]
     tables = twiddle_tables(a.shape[0], a.shape[1], n, s, 1.0)
 
     def rows(chunk: tuple[int, int]) -> None:
         block = a[chunk[0]:chunk[1]]
-        np.fft.ifft(block, axis=1, out=block)
+        np.fft.ifft(block, axis=1, out=block)   # over k2: t2
         apply_twiddle(block, tables, chunk[0])
-    workers.map_ordered(rows, workers.column_chunks(a.shape[0], min_width=8))
+    workers.map_ordered(rows, workers.chunks(a.shape[0], min_width=8))
     out = np.empty((n1, n2))
-    columns_irfft(a, n1, out)
+    columns_irfft(a, n1, out)                   # [t1, t2] = x[t1 n2 + t2]
     return out.reshape(-1)
 
 

@@ -197,13 +197,9 @@ def compose_fold_invert(x: np.ndarray, count: int, factor: int, n_coarse: int,
             coarse_sums += out[1]
             if out[2] is not None:
                 ends += out[2]
-    coarse = target[:h1 * n2c].reshape(h1, n2c)
-    if threaded:
-        res = np.empty((n1, n2c))
-        fft.columns_irfft(coarse, n1, res)       # [t1, t2'] = x[t1 n2c + t2']
-        res = res.reshape(-1)
-    else:
-        res = np.fft.irfft(coarse, n=n1, axis=0).reshape(-1)
+    res = np.empty((n1, n2c))                    # [t1, t2'] = x[t1 n2c + t2']
+    fft.columns_irfft(target[:h1 * n2c].reshape(h1, n2c), n1, res)
+    res = res.reshape(-1)
     # the l1 sums as 2 sum_{m <= N/2} |Y_m| (Y_0 and Y_(N/2) twice), the l2 norms full
     return (res, (float(fine_sums[0] + ends[0]), math.sqrt(fine_sums[1])),
             (float(coarse_sums[0] + ends[1]), math.sqrt(coarse_sums[1])))

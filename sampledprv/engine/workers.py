@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Callable, Iterator, Sequence, TypeVar
 
-__all__ = ["available_cores", "level_threads", "using_threads", "map_ordered"]
+__all__ = ["available_cores", "level_threads", "using_threads", "map_ordered", "chunks"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -64,9 +64,10 @@ def map_ordered(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         return list(pool.map(fn, items))
 
 
-def column_chunks(n_cols: int, min_width: int = 64) -> list[tuple[int, int]]:
-    """``[(c0, c1), ...]`` covering ``0 .. n_cols``: one chunk per thread (none narrower
-    than ``min_width`` columns), or the whole range on one thread."""
-    n = max(1, min(level_threads(), n_cols // max(min_width, 1)))
-    edges = [round(i * n_cols / n) for i in range(n + 1)]
+def chunks(size: int, min_width: int = 64) -> list[tuple[int, int]]:
+    """``[(i0, i1), ...]`` covering ``0 .. size`` (columns, rows, blocks of a spectrum):
+    one chunk per thread, none narrower than ``min_width``; the whole range on one
+    thread (where the threaded loops then make the single call they always made)."""
+    n = max(1, min(level_threads(), size // max(min_width, 1)))
+    edges = [round(i * size / n) for i in range(n + 1)]
     return [(edges[i], edges[i + 1]) for i in range(n) if edges[i + 1] > edges[i]]
