@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core.advice import AdvisedError, Remedy
 from ..engine.compose import ComposedPMF, GridTooLargeError, compose_lattices
+from ..engine.concentration import rounding_tail_bound
 from ..engine.core_tail import split_step, tail_cap, tail_mixture
 from ..engine.curve import LatticePoints, PrivacyCurve
 from ..engine.discretize import discretize, relative_terms
@@ -58,6 +59,20 @@ _CACHE_POINTS = 2**20
 _TAIL_STEPS = 8.0
 #: directions are built in parallel threads only below this FFT length (peak memory)
 _PARALLEL_GRID = 2**25
+#: fine-level weight the planner gives a tree of continuous laws when Bennett's bound
+#: replaces Hoeffding's there (engine/concentration.py): the certified variance of
+#: nearest rounding is about ``h^2/12`` (``1/3`` of Hoeffding's ``h^2/4``), with 5 %
+#: for its excess at the chosen mesh and Bennett's ``phi`` above ``x^2/2``
+_BENNETT_FACTOR = 1.05 / 3.0
+#: ... taken only where the coarse laws predict ``12 v / h^2 <= _BENNETT_PREDICTED`` at
+#: the fine mesh (the excess over 1 shrinks in proportion to ``h``)
+_BENNETT_PREDICTED = 1.03
+
+
+class _BennettShortfall(Exception):
+    """A direction's certified fine-level variance exceeded what the plan assumed (its
+    rounding term would exceed the ``_HOEFFDING`` share): the build is planned again with
+    Hoeffding's weight."""
 
 
 
@@ -72,6 +87,10 @@ class Plan:
     cuts: dict
     caps: dict
     largest: int = 0      # predicted longest FFT of the tree
+    #: the fine-level weight the tree was planned with (1: Hoeffding; engine/evolving.py)
+    fine_factor: float = 1.0
+    #: the squared ranges of every rounding but the trees' fine level (engine/concentration.py)
+    rest_variance: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -214,7 +233,7 @@ class CurveBuilder:
     cache: dict = field(default_factory=dict)
 
     def plan(self, composition: dict[Mechanism, int], tau: float = 1e-20,
-              directions: tuple[str, ...] = ("remove",)) -> "Plan":
+              directions: tuple[str, ...] = ("remove",), bennett: bool = True) -> "Plan":
         r"""The composition tree, the core/tail cuts and the Azuma variance.
 
         The rounding errors enter one Azuma-Hoeffding bound
@@ -224,7 +243,11 @@ class CurveBuilder:
         ``_MULTI_LEVEL_COUNT``, continuous laws are split into core and tail
         (:meth:`split_laws`) and the tree of
         :func:`~sampledprv.engine.evolving.plan_levels` (multi-level, randomized
-        regridding) shares the budget between its levels."""
+        regridding) shares the budget between its levels.  When every law of the tree is
+        continuous and the coarse laws predict a rounding variance near ``h^2/12`` at its
+        fine mesh, the tree is planned with the fine level weighted ``_BENNETT_FACTOR``
+        (Bennett's bound, engine/concentration.py; ``bennett=False`` plans with
+        Hoeffding's weight 1)."""
         t = self.eps_error
         v_star = 2.0 * t * t / math.log(1.0 / (_HOEFFDING * self.delta_error))
         counts = list(composition.values())
@@ -232,21 +255,28 @@ class CurveBuilder:
         if max(counts) < _MULTI_LEVEL_COUNT:
             plan = LevelPlan(snap(math.sqrt(v_star / k_total)))
             return Plan(plan, plan.rounding_variance(counts), {}, {})
-        cuts, caps, coarse = self.split_laws(composition, tau, directions)
+        cuts, caps, coarse, slope = self.split_laws(composition, tau, directions)
         tree_counts = [c - caps.get(m, (0, 0.0))[0] for m, c in composition.items()]
         extra = sum(j for j, _ in caps.values())
+        factors = (_BENNETT_FACTOR, 1.0) if bennett and slope is not None else (1.0,)
         try:
             width = composed_width(coarse, max(tree_counts))
-            plan = plan_levels(tree_counts, v_star, width, snap=snap,
-                               max_size=self.max_grid_size, extra_top=extra)
+            for factor in factors:
+                plan = plan_levels(tree_counts, v_star, width, snap=snap,
+                                   max_size=self.max_grid_size, extra_top=extra,
+                                   fine_factor=factor)
+                if factor == 1.0 or 1.0 + slope * plan.h <= _BENNETT_PREDICTED:
+                    break
         except GridTooLargeError as err:
             raise self.grid_error(err, k_total, snap(math.sqrt(v_star / k_total))) \
                 from None
         largest = plan_cost(plan, tree_counts, width)[1] if plan.levels else 0
-        return Plan(plan, plan.rounding_variance(tree_counts, extra), cuts, caps, largest)
+        # ``variance``: Hoeffding's V (the squared ranges), whatever the planning weight
+        return Plan(plan, plan.rounding_variance(tree_counts, extra), cuts, caps,
+                    largest, factor, plan.rounding_variance(tree_counts, extra, 0.0))
 
     def split_laws(self, composition: dict[Mechanism, int], tau: float,
-                    directions: tuple[str, ...]) -> tuple[dict, dict, list]:
+                    directions: tuple[str, ...]) -> tuple[dict, dict, list, float | None]:
         r"""Core/tail cuts of the long self-compositions, with coarse laws for sizing.
 
         A mechanism composed at least ``_MULTI_LEVEL_COUNT`` times whose laws are purely
@@ -264,7 +294,13 @@ class CurveBuilder:
         coarse : list
             Each law (its core when split) on 2048 cells: what the tree planner sizes
             the composed width from.
+        slope : float or None
+            The largest ``(12 v / s^2 - 1) / s`` of the coarse laws (``v`` the certified
+            rounding variance on their mesh ``s``): the predicted excess of ``12 v / h^2``
+            over 1 at a mesh ``h`` is about ``slope * h``.  ``None`` when some law has
+            atoms (its rounding errors need not be near-uniform).
         """
+        slope: float | None = 0.0
         cuts: dict[tuple[Mechanism, str], tuple[float, float]] = {}
         caps: dict[Mechanism, tuple[int, float]] = {}
         coarse: list = []
@@ -281,23 +317,35 @@ class CurveBuilder:
                     cuts[(mech, direction)] = (lo, hi)
                     step = max(hi - lo, 1e-12) / 2048
                     window = (int(np.floor(lo / step + 0.5)), int(np.floor(hi / step + 0.5)))
-                    coarse.append(discretize(law, step, 0.0, window=window).pmf.trimmed())
+                    d = discretize(law, step, 0.0, window=window)
                 else:
                     lo, hi = law.lower_point(tau), law.upper_point(tau)
-                    coarse.append(discretize(law, max(hi - lo, 1e-12) / 2048, tau).pmf.trimmed())
+                    step = max(hi - lo, 1e-12) / 2048
+                    d = discretize(law, step, tau)
+                coarse.append(d.pmf.trimmed())
+                if law.atom_values.size or law.p_pos_inf > 0 or slope is None:
+                    slope = None
+                else:
+                    slope = max(slope, (12.0 * d.rounding_variance / step ** 2 - 1.0) / step)
             if split:
                 caps[mech] = tail_cap(count, _TAIL_STEPS / count * (1.0 + 1e-9),
                                       _OUTSIDE * self.delta_error / (2.0 * n_split))
-        return cuts, caps, coarse
+        return cuts, caps, coarse, slope
 
     def rebuilt(self, composition: dict[Mechanism, int]) -> "Built":
         """Plan (:meth:`plan`), check every grid size before allocating
         (:meth:`check_grids`), then compose each direction (:meth:`build_direction`;
         the two directions in parallel threads below ``_PARALLEL_GRID``)."""
+        try:
+            return self._rebuilt(composition, bennett=True)
+        except _BennettShortfall:
+            return self._rebuilt(composition, bennett=False)
+
+    def _rebuilt(self, composition: dict[Mechanism, int], bennett: bool) -> "Built":
         k_total = sum(composition.values())
         tau = truncation_level(self.delta_error, k_total)
         directions = directions_of(composition)
-        decided = self.plan(composition, tau, directions)
+        decided = self.plan(composition, tau, directions, bennett=bennett)
         plan, variance = decided.tree, decided.variance
         tree_counts = [c - decided.caps.get(m, (0, 0.0))[0] for m, c in composition.items()]
         inner_budget = _SPILL * self.delta_error
@@ -332,7 +380,10 @@ class CurveBuilder:
         else:
             built = [build(d) for d in directions]
         levels = {"mesh_fine": plan.h, "mesh_coarse": plan.meshes[-1],
-                  "rounding_variance": variance, "levels": plan.describe()}
+                  "rounding_variance": variance, "levels": plan.describe(),
+                  "rounding_bound": "Bennett (fine level) + Azuma-Hoeffding"
+                  if plan.levels or decided.fine_factor < 1.0 else "Hoeffding",
+                  "fine_weight": decided.fine_factor}
         if decided.caps:
             levels["levels"] += "; core/tail split: " + ", ".join(
                 f"at most {cap} tail steps of {composition[m]:,} (P(more) <= {b:.1e})"
@@ -385,6 +436,7 @@ class CurveBuilder:
         comps, extra, outside, mass_error, tv = [], [], 0.0, 0.0, 0.0
         weighted: list[WeightedError] = []
         scale_up = scale_low = shift = 0.0
+        fine: list[tuple[int, float, float]] = []   # (steps, variance bound, h) per law
         for mech, count in ctx.composition.items():
             cut = decided.cuts.get((mech, direction))
             d = self.discretized_step(ctx, mech, direction, cut)
@@ -406,8 +458,10 @@ class CurveBuilder:
                 # covers: each moves the sum by at most the tail's mean error
                 shift += cap * d.tail_mean_error
                 d = d.core
+                fine.append((count - cap, d.rounding_variance, h))
             else:
                 comps.append((d.pmf, count))
+                fine.append((count, d.rounding_variance, h))
                 outside += count * d.outside_mass
                 mass_error += count * d.mass_error
             # the bucket masses' rounding lies on the step's window
@@ -415,6 +469,14 @@ class CurveBuilder:
             scale_up, scale_low, shift = relative_terms(d, count, scale_up, scale_low,
                                                         shift)
         d = None           # the fine laws now live only in comps, which compose_tree empties
+        rounding = ctx.hoeffding
+        if plan.levels or decided.fine_factor < 1.0:
+            # Bennett on the fine level with the certified variances (never above
+            # Hoeffding's term); a plan that assumed less variance than certified is redone
+            rounding = min(rounding, rounding_tail_bound(self.eps_error, fine,
+                                                         decided.rest_variance))
+            if rounding > _HOEFFDING * self.delta_error * (1.0 + 1e-9):
+                raise _BennettShortfall(direction)
         try:
             if plan.levels:
                 composed, tree_tv = compose_tree(
@@ -430,7 +492,7 @@ class CurveBuilder:
                                            composed.probs.size),
                              composed.probs, composed.p_inf,
                              eps_min=-(self.eps_error + shift))
-        return GridCurve(Grid.of(composed), min(1.0, outside), ctx.hoeffding,
+        return GridCurve(Grid.of(composed), min(1.0, outside), rounding,
                                self.eps_error,
                                curve, composed.numeric_error + mass_error + tv,
                                scale_up, scale_low, shift, tuple(weighted))

@@ -55,6 +55,17 @@ class Discretized:
     #: ``c`` copies move the composed loss by at most ``c`` times it, which the
     #: accountant adds to its epsilon slack like ``value_error``
     mean_error: float = 0.0
+    #: bound on ``E[(Y - R)^2 | window]``, the second moment of the nearest-rounding
+    #: error (engine/concentration.py's Bennett term); ``None``: unknown, i.e. ``h^2/4``
+    second_moment: float | None = None
+
+    @property
+    def rounding_variance(self) -> float:
+        """Bound on the variance of one step's rounding error ``Y - R - mu`` given the
+        window: :attr:`second_moment`, and never more than ``h^2/4`` (``|Y - R| <= h/2``)."""
+        quarter = 0.25 * self.pmf.h ** 2
+        sm = self.second_moment
+        return quarter if sm is None else min(quarter, sm)
 
 
 #: relative accuracy of a point mass (an atom or the mass at +inf) as the laws build it:
@@ -76,7 +87,7 @@ _MEMO_POINTS = 2**16
 #: turning-candidate buckets whose moments are recomputed on sub-buckets (the largest)
 _REFINED = 16
 #: sub-buckets per refined turning candidate
-_REFINE_SUB = 64
+_REFINE_SUB = 1024
 #: other buckets recomputed on sub-buckets: those with the largest brackets
 #: ``(h/6)|m_+ - m_-|`` (the steepest parts of the density hold most of their sum)
 _STEEP = 4096
@@ -88,10 +99,13 @@ _STEEP_SUB = 4
 
 
 def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
-                     probs: np.ndarray, offsets: np.ndarray) -> tuple[float, float]:
+                     probs: np.ndarray, offsets: np.ndarray
+                     ) -> tuple[float, float, float]:
     """Add the continuous part's bucket masses to ``probs`` and their within-bucket
-    offsets (Simpson) to ``offsets``; return ``(E, B)``: the bound ``E`` on the masses'
-    rounding error and the bound ``B`` on ``|sum_j (offset_j - true moment_j)|``.
+    offsets (Simpson) to ``offsets``; return ``(E, B, S)``: the bound ``E`` on the masses'
+    rounding error, the bound ``B`` on ``|sum_j (offset_j - true moment_j)|`` and the
+    bound ``S`` on the continuous part's ``sum_j int_bucket (y - c_j)^2 dF(y)``
+    (:func:`second_moment_bound`).
 
     Half-bucket masses are differences of the CDF below the continuous part's median
     and of the survival function above it (accurate in both tails).  Each mass is a
@@ -132,6 +146,7 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     rounding = 0.0
     turning = np.zeros(m, dtype=bool)       # buckets next to an extremum of half masses
     prev = np.zeros(0)                      # the previous block's last two half masses
+    abs_d = 0.0                             # sum_j |m_+ - m_-|
     for ia in range(0, n_masses, 2 * _BLOCK):           # half-bucket mass indices
         ib = min(ia + 2 * _BLOCK, n_masses)
         masses = np.empty(ib - ia)
@@ -152,15 +167,60 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
         lower_half, upper_half = masses[0::2], masses[1::2]
         ja, jb = ia // 2, ib // 2
         probs[ja:jb] += lower_half + upper_half
-        offsets[ja:jb] += (h / 3.0) * (upper_half - lower_half)
+        d_half = upper_half - lower_half
+        offsets[ja:jb] += (h / 3.0) * d_half
+        abs_d += float(np.abs(d_half).sum())
         seq = np.concatenate([prev, masses])
         turning[(ia - prev.size + interior_extrema(seq)) // 2] = True
         prev = seq[-2:]
     turning[0] = turning[-1] = True
     ulps = cdf_error(dist)
+    candidates = with_neighbours(turning)
+    second = second_moment_bound(h, float(probs.sum()), abs_d,
+                                 float(probs[candidates].sum()), ulps * rounding)
     bound = 2.0 * h * ulps * rounding + _moment_bound(
-        dist, lo_edge, h, split, probs, offsets, with_neighbours(turning))
-    return 2.0 * ulps * max(top_f, top_s) + clipped, bound
+        dist, lo_edge, h, split, probs, offsets, candidates)
+    return 2.0 * ulps * max(top_f, top_s) + clipped, bound, second
+
+
+def second_moment_bound(h: float, mass: float, abs_d: float, turning_mass: float,
+                        value_error: float) -> float:
+    r"""Bound on :math:`\sum_j \int_{c_j - h/2}^{c_j + h/2} (y - c_j)^2\,dF(y)` over the
+    buckets of a continuous part, from the half-bucket masses :math:`m_\pm`.
+
+    On a bucket where the density ``f`` is monotone (say increasing; ``D = m_+ - m_- >= 0``),
+    with ``u = y - c``: on the lower half ``u^2`` decreases while ``f`` increases, so
+    (Chebyshev's integral inequality) :math:`\int_{-h/2}^0 u^2 f \le \tfrac{h^2}{12} m_-`;
+    on the upper half ``f >= f(0) >= 2 m_- / h`` (the lower half's average), so
+    ``f = 2 m_- / h + g`` with ``g >= 0`` of mass ``D``, and
+    :math:`\int_0^{h/2} u^2 f \le \tfrac{h^2}{12} m_- + \tfrac{h^2}{4} D`. Together, and the
+    same for a decreasing density,
+
+    .. math:: \int u^2\,dF \le \tfrac{h^2}{12} (m_- + m_+) + \tfrac{h^2}{6} |m_+ - m_-|.
+
+    A bucket that may hold a turning point (the turning candidates of
+    :mod:`~sampledprv.engine.moments`) is bounded by :math:`\tfrac{h^2}{4}(m_- + m_+)`
+    (``|u| <= h/2``), i.e. by the above plus at most :math:`\tfrac{h^2}{6}` of its mass.
+    The coefficient of every half mass is at most :math:`h^2/4`, so the masses' rounding
+    (``value_error``: the sum of the CDF values' errors; each half mass is a difference of
+    two) adds at most :math:`\tfrac{h^2}{4} \cdot 2` of it.
+
+    Parameters
+    ----------
+    h : float
+        The mesh (loss units, nats).
+    mass : float
+        The buckets' computed mass :math:`\sum_j (m_- + m_+)`.
+    abs_d : float
+        :math:`\sum_j |m_+ - m_-|`.
+    turning_mass : float
+        The computed mass of the turning candidates.
+    value_error : float
+        Bound on the sum of the absolute errors of the CDF values the half masses are
+        differences of.
+    """
+    return (h * h / 12.0) * mass + (h * h / 6.0) * (abs_d + turning_mass) \
+        + 0.5 * h * h * value_error
 
 
 def _moment_bound(dist: LossDistribution, lo_edge: float, h: float, split: int,
@@ -199,9 +259,9 @@ def _moment_bound(dist: LossDistribution, lo_edge: float, h: float, split: int,
         steep = steep[:int(np.searchsorted(held, 0.999 * total_bracket)) + 1]
     bound += 0.5 * (total_bracket - float(steep_size[steep].sum()))
     del steep_size
-    # sub-buckets for the steep buckets: within a budget of max(m / 8, 2^15) sub-buckets
+    # sub-buckets for the steep buckets: within a budget of max(m / 4, 2^15) sub-buckets
     # (the discretization itself evaluates 2m + 1 edges), between 4 and 16 each
-    steep_sub = subdivisions(max(m // 8, 2**15) // 2, steep.size, _STEEP_SUB, 4 * _STEEP_SUB)
+    steep_sub = subdivisions(max(m // 4, 2**15) // 2, steep.size, _STEEP_SUB, 4 * _STEEP_SUB)
     for js_all, sub, turning_mode in ((refine, _REFINE_SUB, "cell"),
                                       (steep, steep_sub, "none")):
         for upper in (False, True):
@@ -258,8 +318,10 @@ def _discretize(dist: LossDistribution, h: float, i0: int, i1: int) -> Discretiz
     outside = 0.0
     mass_error = 0.0
     moment_bound = 0.0
+    second = 0.0            # bound on sum over the window of (Y - R)^2 times the mass
     if dist.cont_mass > 0:
-        mass_error, moment_bound = _continuous_part(dist, lo_edge, h, m, probs, offsets)
+        mass_error, moment_bound, second = _continuous_part(dist, lo_edge, h, m, probs,
+                                                            offsets)
         outside += float(dist.cdf_cont(np.array([lo_edge]))[0])
         outside += float(dist.sf_cont(np.array([hi_edge]))[0])
     if dist.atom_values.size:
@@ -269,8 +331,13 @@ def _discretize(dist: LossDistribution, h: float, i0: int, i1: int) -> Discretiz
         inside = (jf >= i0) & (jf <= i1)
         j = (jf[inside] - i0).astype(np.int64)
         np.add.at(probs, j, dist.atom_masses[inside])
-        np.add.at(offsets, j,
-                  dist.atom_masses[inside] * (dist.atom_values[inside] - (j + i0) * h))
+        du = dist.atom_values[inside] - (j + i0) * h
+        np.add.at(offsets, j, dist.atom_masses[inside] * du)
+        # an atom's rounding error is its distance to the lattice point (its value is
+        # within value_error of the truth, its mass within a relative few ulps)
+        second += float((dist.atom_masses[inside]
+                         * (np.abs(du) + float(dist.value_error)) ** 2).sum()) \
+            * (1.0 + 2.0 * _ATOM_REL + float(dist.mass_rel_error))
         outside += float(dist.atom_masses[~inside].sum())
     # point masses are products of rounded factors: each carries a relative error of a
     # few ulps (_ATOM_REL on top of the law's own mass_rel_error), and so does the mass
@@ -297,10 +364,15 @@ def _discretize(dist: LossDistribution, h: float, i0: int, i1: int) -> Discretiz
         mean_error = float((moment_bound + 0.5 * h * (window_error + rel_error * total))
                            / total)
         mean_error = min(mean_error, h)
+    # E[(Y - R)^2 | window] <= second / (the window's true mass, at least the computed
+    # one less its rounding)
+    low_total = total * (1.0 - rel_error) - window_error
+    second_moment = min(0.25 * h * h, second / low_total) if low_total > 0 else None
     pmf = LatticePMF(probs=probs, offset=i0, h=h, shift=mu, p_inf=dist.p_pos_inf)
     return Discretized(pmf=pmf, outside_mass=outside, mass_error=mass_error,
                        rel_error=rel_error, value_error=float(dist.value_error),
-                       window_error=window_error, mean_error=mean_error)
+                       window_error=window_error, mean_error=mean_error,
+                       second_moment=second_moment)
 
 
 def relative_terms(d: Discretized, count: int, log_up: float, log_low: float,

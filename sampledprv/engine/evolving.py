@@ -107,19 +107,22 @@ class LevelPlan:
         return {i: sum(mult * (n[j] // n[i]) for j, mult in uses.items() if j >= i)
                 for i in range(1, self.levels + 1)}
 
-    def rounding_variance(self, counts: Sequence[int], extra_top: int = 0) -> float:
+    def rounding_variance(self, counts: Sequence[int], extra_top: int = 0,
+                          fine_factor: float = 1.0) -> float:
         """The Azuma variance :math:`V = \\sum (\\text{range})^2` of every rounding in the
         trees of the given component counts, plus ``extra_top`` steps rounded on the fine
         mesh and then once more on the top mesh (the core/tail split's ``J`` steps).
 
         The ``d_j`` lower-level nodes of a count's mixed-radix remainder are composed on
         their own mesh and regridded to the top once: one term of range ``H_L`` per
-        level."""
+        level.  ``fine_factor`` weighs the trees' fine-level terms ``count h^2``: 1 for
+        Hoeffding's range, about 1/3 where Bennett's bound with the certified variance
+        ``h^2/12`` replaces it (engine/concentration.py; 0 gives the other terms alone)."""
         meshes = self.meshes
         top = meshes[-1]
         v = extra_top * (self.h ** 2 + top ** 2)
         for count in counts:
-            v += count * self.h ** 2
+            v += fine_factor * count * self.h ** 2
             for i, inst in self.instances(count).items():
                 v += inst * meshes[i] ** 2
             v += self._remainder_terms(count) * top ** 2
@@ -234,7 +237,8 @@ def _make_plan(h: float, arities: tuple[int, ...], counts: Sequence[int],
 
 def plan_levels(counts: Sequence[int], v_star: float, width, *,
                 snap=lambda x: x, max_levels: int = 6, max_size: int = 2**26,
-                extra_top: int = 0, extra_width: float = 0.0) -> LevelPlan:
+                extra_top: int = 0, extra_width: float = 0.0,
+                fine_factor: float = 1.0) -> LevelPlan:
     """The tree minimizing the cost model whose rounding variance is within ``v_star``.
 
     Parameters
@@ -249,13 +253,16 @@ def plan_levels(counts: Sequence[int], v_star: float, width, *,
         Rounds a fine mesh down (so that discretizations can be cached).
     extra_top, extra_width : int, float
         Steps rounded to the top mesh outside the tree and the window of their law.
+    fine_factor : float
+        Weight of the trees' fine-level terms in the variance
+        (:meth:`LevelPlan.rounding_variance`).
 
     Raises
     ------
     GridTooLargeError
         When the cheapest plan still needs an FFT longer than ``max_size``.
     """
-    k = int(sum(counts)) + extra_top
+    k = fine_factor * int(sum(counts)) + extra_top     # fine-level weight of the steps
     k_max = int(max(counts))
     best: tuple[float, LevelPlan] | None = None
     width = lru_cache(maxsize=None)(width)             # the same n recur across plans
@@ -276,7 +283,8 @@ def plan_levels(counts: Sequence[int], v_star: float, width, *,
                             if plan is None or plan in tried:
                                 continue
                             tried.add(plan)
-                            if plan.rounding_variance(counts, extra_top) > v_star:
+                            if plan.rounding_variance(counts, extra_top,
+                                                      fine_factor) > v_star:
                                 continue
                             cost, largest = plan_cost(plan, counts, width, extra_width)
                             if largest > max_size:
