@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 
 from ..core import validation as v
+from ..core.advice import AdvisedError
 from ..core.concurrency import guarded
 from ..core.contract import PrivacyAccountant
 from ..core.interval import DETERMINISTIC, Interval, fixed_size_bracket
@@ -38,14 +39,21 @@ from ..mechanisms import Gaussian, Mechanism
 from ..mechanisms.base import Direction, NeighbouringRelation, as_direction, as_relation
 from ..mechanisms.relations import privacy_loss, resolve_bounds, resolve_relation
 from ._online import OnlinePlan, warn_online_off
-from .answers import delta_interval, epsilon_interval
-from .build import METHOD, METHOD_ONLINE, SHARES, CurveBuilder, GridCurve, directions_of, snap
+from .answers import (combine, delta_interval, delta_part, dominated, epsilon_interval,
+                      epsilon_part)
+from .build import (METHOD, METHOD_ONLINE, SHARES, CurveBuilder, GridCurve, directions_of,
+                    snap, _MULTI_LEVEL_COUNT)
+
+#: the screening curves of a long composition are built at ``_SCREEN_FACTOR`` times
+#: ``eps_error`` (at most 1): a direction whose screened upper end is below another
+#: direction's lower end does not move the maximum over directions and is not refined
+_SCREEN_FACTOR = 30.0
 
 __all__ = ["Accountant"]
 
 # the curves are rebuilt after unpickling or copying (core/concurrency.py)
 @guarded("compose", "composition", "_build", "delta", "epsilon", "describe", "__repr__",
-         transient=("_curves",))
+         transient=("_curves", "_fine", "_screen"))
 class Accountant(PrivacyAccountant):
     r"""Deterministic certified accountant for analytic mechanisms.
 
@@ -116,6 +124,12 @@ class Accountant(PrivacyAccountant):
         #: plans, discretizes (caching the steps) and composes (analytic/build.py)
         self._builder = CurveBuilder(self.eps_error, self.delta_error, self.max_grid_size)
         self._curves: dict[str, GridCurve] | None = None
+        #: full-accuracy curves of some directions (built one direction at a time where a
+        #: query needs no more) and the screening curves of every direction
+        self._fine: dict[str, GridCurve] | None = None
+        self._screen: dict[str, GridCurve] | None = None
+        self._screen_builder = CurveBuilder(min(1.0, _SCREEN_FACTOR * self.eps_error),
+                                            self.delta_error, self.max_grid_size)
         self.horizon = None if horizon is None else v.positive_int("horizon", horizon)
         self._online: OnlinePlan | None = None
         self._online_refused: str | None = None
@@ -143,6 +157,8 @@ class Accountant(PrivacyAccountant):
                 privacy_loss(r, "remove")
         self._composition[mechanism] = self._composition.get(mechanism, 0) + count
         self._curves = None
+        self._fine = None
+        self._screen = None
         self._ends = None
         return self
 
@@ -165,9 +181,88 @@ class Accountant(PrivacyAccountant):
             if curves is not None:
                 return curves
         composition = self._effective_composition()
-        built = self._builder.exact(composition) or self._builder.rebuilt(composition)
-        self._curves, self._method, self._levels = built.curves, built.method, built.levels
-        return self._curves
+        exact = self._builder.exact(composition)
+        if exact is not None:
+            self._curves, self._method, self._levels = exact.curves, exact.method, exact.levels
+            return self._curves
+        return self._fine_curves(directions_of(composition))
+
+    def _fine_curves(self, directions) -> dict[str, GridCurve]:
+        """Full-accuracy FFT curves of ``directions``, building those not built yet (on
+        the plan of the whole composition: the same curves as one build of all); once
+        every direction is built they are :attr:`_curves`."""
+        composition = self._effective_composition()
+        every = directions_of(composition)
+        have = dict(self._fine or {})
+        missing = tuple(d for d in every if d in directions and d not in have)
+        if missing:
+            built = self._builder.rebuilt(composition,
+                                          only=None if missing == every else missing)
+            have.update(built.curves)
+            self._method, self._levels = built.method, built.levels
+        self._fine = have
+        if all(d in have for d in every):
+            self._curves = {d: have[d] for d in every}
+        return {d: have[d] for d in every if d in directions}
+
+    def _screens(self) -> bool:
+        """True when queries over both directions start from screening curves: a long
+        FFT composition (the multi-level path) with two directions, no online spectra and
+        no exact enumeration."""
+        if self._curves is not None or (self.horizon is not None
+                                        and self._online_refused is None):
+            return False
+        composition = self._effective_composition()
+        if len(directions_of(composition)) < 2 or \
+                max(composition.values()) < _MULTI_LEVEL_COUNT:
+            return False
+        if self._screen is None and self._fine is None:
+            exact = self._builder.exact(composition)
+            if exact is not None:
+                self._curves, self._method, self._levels = \
+                    exact.curves, exact.method, exact.levels
+                return False
+        return True
+
+    def _screened(self, part, x: float) -> Interval:
+        r"""The interval of a query over both directions, refining only the directions
+        that can move it.
+
+        Every direction first gets a screening curve (built at ``_SCREEN_FACTOR`` times
+        ``eps_error``: a few percent of the full build's cost); each query reads every
+        direction's bounds (``part``: :func:`~sampledprv.analytic.answers.epsilon_part`
+        or :func:`~sampledprv.analytic.answers.delta_part`) from its full-accuracy curve
+        where built, else from its screening curve.  A screened direction whose upper end
+        is at most another direction's lower end cannot change the maximum over
+        directions (:func:`~sampledprv.analytic.answers.dominated`) and stays screened;
+        every other screened direction (and one whose screening curve cannot resolve the
+        query) is built at full accuracy, and the query is read again.  Both readings
+        are certified, so the interval is certified either way; where a direction was
+        screened it equals the interval of the full build but for the
+        ``delta_error_*`` details, and ``details["screened"]`` names it."""
+        composition = self._effective_composition()
+        every = directions_of(composition)
+        if self._screen is None:
+            self._screen = self._screen_builder.rebuilt(composition).curves
+        while True:
+            fine = self._fine or {}
+            curves = {d: fine.get(d, self._screen[d]) for d in every}
+            parts, refine = {}, []
+            for d, c in curves.items():
+                try:
+                    parts[d] = part(c, x)
+                except AdvisedError:
+                    if d in fine:
+                        raise
+                    refine.append(d)
+            if not refine:
+                refine = [d for d in every if d not in fine and not dominated(parts, d)]
+            if not refine:
+                iv = combine(curves, parts, self._method, self._levels)
+                iv.details["screened"] = {d: self._screen_builder.eps_error
+                                          for d in every if d not in fine}
+                return iv
+            self._fine_curves(tuple(refine))
 
     def _build_online(self) -> dict | None:
         """Online spectra (see ``horizon``); ``None`` when the horizon needs a grid above
@@ -326,7 +421,11 @@ class Accountant(PrivacyAccountant):
 
     # ---- queries -------------------------------------------------------------------------
     def _select(self, direction: object) -> dict[str, GridCurve]:
-        """The curves a query uses: both directions (``None``) or one."""
+        """The curves a query uses: both directions (``None``) or one (a long FFT
+        composition builds only that one)."""
+        if direction is not None and self._screens():
+            d = as_direction(direction).value
+            return self._fine_curves((d,))
         curves = self._build()
         if direction is None:
             return curves
@@ -344,6 +443,8 @@ class Accountant(PrivacyAccountant):
         bracketed = self._bracketed("delta", eps, direction)
         if bracketed is not None:
             return bracketed
+        if direction is None and self._screens():
+            return self._screened(delta_part, eps)
         return delta_interval(self._select(direction), eps, self._method, self._levels)
 
     def epsilon(self, delta: float, direction: object = None) -> Interval:
@@ -356,6 +457,8 @@ class Accountant(PrivacyAccountant):
         bracketed = self._bracketed("epsilon", delta, direction)
         if bracketed is not None:
             return bracketed
+        if direction is None and self._screens():
+            return self._screened(epsilon_part, delta)
         return epsilon_interval(self._select(direction), delta, self._method,
                                 self._levels)
 

@@ -332,20 +332,26 @@ class CurveBuilder:
                                       _OUTSIDE * self.delta_error / (2.0 * n_split))
         return cuts, caps, coarse, slope
 
-    def rebuilt(self, composition: dict[Mechanism, int]) -> "Built":
+    def rebuilt(self, composition: dict[Mechanism, int],
+                only: tuple[str, ...] | None = None) -> "Built":
         """Plan (:meth:`plan`), check every grid size before allocating
         (:meth:`check_grids`), then compose each direction (:meth:`build_direction`;
-        the two directions in parallel threads below ``_PARALLEL_GRID``)."""
+        the two directions in parallel threads below ``_PARALLEL_GRID``).  ``only``
+        builds those directions alone, on the plan of the whole build (the same curves
+        as a whole build gives them; a direction built alone gets every core's worker
+        threads)."""
         try:
-            return self._rebuilt(composition, bennett=True)
+            return self._rebuilt(composition, bennett=True, only=only)
         except _BennettShortfall:
-            return self._rebuilt(composition, bennett=False)
+            return self._rebuilt(composition, bennett=False, only=only)
 
-    def _rebuilt(self, composition: dict[Mechanism, int], bennett: bool) -> "Built":
+    def _rebuilt(self, composition: dict[Mechanism, int], bennett: bool,
+                 only: tuple[str, ...] | None = None) -> "Built":
         k_total = sum(composition.values())
         tau = truncation_level(self.delta_error, k_total)
-        directions = directions_of(composition)
-        decided = self.plan(composition, tau, directions, bennett=bennett)
+        every = directions_of(composition)
+        decided = self.plan(composition, tau, every, bennett=bennett)
+        directions = every if only is None else tuple(d for d in every if d in only)
         plan, variance = decided.tree, decided.variance
         tree_counts = [c - decided.caps.get(m, (0, 0.0))[0] for m, c in composition.items()]
         inner_budget = _SPILL * self.delta_error
