@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.law import LossDistribution
+from . import workers
 from .compose import GridTooLargeError
 from .lattice import LatticePMF
 from .moments import cdf_error, cell_moments, interior_extrema, subdivisions, with_neighbours
@@ -124,7 +125,11 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     brackets that hold 99.9% of their sum (on ``_STEEP_SUB`` to ``4 _STEEP_SUB``
     sub-buckets, as a budget allows) are
     recomputed on sub-buckets: their moments replace Simpson's and their sub-bucket
-    bounds replace theirs."""
+    bounds replace theirs.
+
+    Blocks of ``_BLOCK`` buckets run on the direction's worker threads
+    (:mod:`~sampledprv.engine.workers`), the sums over blocks taken in block order: the
+    same floats whatever the thread count."""
     n_masses = 2 * m
 
     def edges(a: int, b: int) -> np.ndarray:            # edge values a .. b-1
@@ -147,32 +152,49 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     turning = np.zeros(m, dtype=bool)       # buckets next to an extremum of half masses
     prev = np.zeros(0)                      # the previous block's last two half masses
     abs_d = 0.0                             # sum_j |m_+ - m_-|
-    for ia in range(0, n_masses, 2 * _BLOCK):           # half-bucket mass indices
+
+    def block(ia: int):
+        """One block's half masses (CDF or survival-function differences), added to its
+        own slice of ``probs`` and ``offsets``; its sums come back to be added in block
+        order (the same floats whatever runs the blocks)."""
         ib = min(ia + 2 * _BLOCK, n_masses)
         masses = np.empty(ib - ia)
+        f_stats = s_stats = None
         if ia < split:                                  # CDF differences
             c = min(ib, split)
             F = dist.cdf_cont(edges(ia, c + 1))
             masses[: c - ia] = np.diff(F)
-            top_f = max(top_f, float(np.max(F)))
-            rounding += float(F.sum())
+            f_stats = (float(np.max(F)), float(F.sum()))
         if ib > split:                                  # survival-function differences
             c = max(ia, split)
             S = dist.sf_cont(edges(c, ib + 1))
             masses[c - ia:] = -np.diff(S)
-            top_s = max(top_s, float(np.max(S)))
-            rounding += float(S.sum())
-        clipped += float(-masses[masses < 0].sum())
+            s_stats = (float(np.max(S)), float(S.sum()))
+        negative = float(-masses[masses < 0].sum())
         np.clip(masses, 0.0, None, out=masses)
         lower_half, upper_half = masses[0::2], masses[1::2]
         ja, jb = ia // 2, ib // 2
         probs[ja:jb] += lower_half + upper_half
         d_half = upper_half - lower_half
         offsets[ja:jb] += (h / 3.0) * d_half
-        abs_d += float(np.abs(d_half).sum())
-        seq = np.concatenate([prev, masses])
-        turning[(ia - prev.size + interior_extrema(seq)) // 2] = True
-        prev = seq[-2:]
+        return masses, f_stats, s_stats, negative, float(np.abs(d_half).sum())
+
+    starts = list(range(0, n_masses, 2 * _BLOCK))      # half-bucket mass indices
+    group = workers.level_threads()                     # blocks in flight at once
+    for g in range(0, len(starts), group):
+        for ia, (masses, f_stats, s_stats, negative, absd_part) in zip(
+                starts[g:g + group], workers.map_ordered(block, starts[g:g + group])):
+            if f_stats is not None:
+                top_f = max(top_f, f_stats[0])
+                rounding += f_stats[1]
+            if s_stats is not None:
+                top_s = max(top_s, s_stats[0])
+                rounding += s_stats[1]
+            clipped += negative
+            abs_d += absd_part
+            seq = np.concatenate([prev, masses])
+            turning[(ia - prev.size + interior_extrema(seq)) // 2] = True
+            prev = seq[-2:]
     turning[0] = turning[-1] = True
     ulps = cdf_error(dist)
     candidates = with_neighbours(turning)
