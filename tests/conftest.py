@@ -10,6 +10,15 @@ import pytest
 # and tests/test_conditional_envelope_reuse.py, the same wall time).  Set before numpy is
 # imported (the workers and any subprocess inherit it); a value set by the caller wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# OpenMP threads (torch's and its MKL's, libgomp) that wait sleep instead of spinning: with
+# every core busy with a test worker, a spinning torch thread takes its time from the
+# other worker (measured under -n 2, twice each: 31.0 -> 25.6 CPU s, 17.4 -> 15.7 s wall
+# for the torch_noise/torch_dpsgd/torch_opacus/interop_opacus/individual_opacus/
+# sampled_torch_backend files; within the noise, 80-84 CPU s either way, for the examples
+# and Opacus-training files, which mostly run torch on one thread).  Only how idle threads
+# wait changes, not the threads or what they compute.  Read when libgomp loads (the first
+# torch import): set before; a value set by the caller wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 if "numpy" in sys.modules:       # imported already (by a plugin): limit it at run time
     try:
         from threadpoolctl import threadpool_limits

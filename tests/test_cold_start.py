@@ -129,7 +129,15 @@ class _Uncompiled:
     signatures: list = []
 
 
-def test_compile_notice_line_with_estimate(capsys, monkeypatch):
+@pytest.fixture
+def no_announced(monkeypatch):
+    """An empty record of announced dispatchers: it holds ``id``s, and an ``_Uncompiled``
+    of another test that was freed may have had the id of this test's one (that test then
+    saw nothing announced, a flake of the whole suite)."""
+    monkeypatch.setattr(notice, "_announced", set())
+
+
+def test_compile_notice_line_with_estimate(capsys, monkeypatch, no_announced):
     monkeypatch.setattr(notice, "_busy_factor", lambda: 2.0)
     first, other = _Uncompiled(), _Uncompiled()
     with notice.compiling(first, "the test kernel", "gaussian", progress=False):
@@ -142,7 +150,7 @@ def test_compile_notice_line_with_estimate(capsys, monkeypatch):
     assert "compiling" in capsys.readouterr().err
 
 
-def test_compile_notice_bar_when_asked(capsys):
+def test_compile_notice_bar_when_asked(capsys, no_announced):
     d = _Uncompiled()
     with notice.compiling(d, "the test kernel", "gg", progress=True):
         pass
