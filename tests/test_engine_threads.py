@@ -76,9 +76,11 @@ def test_a_discretization_is_the_same_on_several_threads(threads, monkeypatch):
 
 @pytest.mark.parametrize("screened", [False, True])
 def test_an_accountant_is_the_same_with_more_cores(monkeypatch, screened):
-    """Both directions built together (3 threads each of 6 cores), or the screening
-    curves (3 each) and then the dominant direction alone (all 6): the same interval
-    as on one core."""
+    """Both directions built together (3 threads each of 6 cores), or the dominant
+    direction at full accuracy beside the other's screening curve (3 threads each while
+    both work, all 6 for the one left: a CoreShare): the same interval as on one core."""
+    from sampledprv.analytic import accountant as acc_mod
+    monkeypatch.setattr(acc_mod, "_SCREEN_COUNT", 16384)
     def run():
         acc = sp.Accountant(eps_error=0.02, delta_error=1e-10)
         acc.compose(sp.PoissonSubsampled(sp.Gaussian(0.8), q=4e-3), count=2 * 10**6)
@@ -96,7 +98,10 @@ def test_an_accountant_is_the_same_with_more_cores(monkeypatch, screened):
         return original(self, ctx, direction)
     monkeypatch.setattr(build.CurveBuilder, "build_direction", spy)
     assert run() == base
-    assert seen == ([3, 3, 6] if screened else [3, 3])
+    if screened:
+        assert len(seen) == 2 and set(seen) <= {3, 6}
+    else:
+        assert seen == [3, 3]
 
 
 def test_thread_counts_and_chunks():

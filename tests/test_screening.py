@@ -15,9 +15,17 @@ import pickle
 import pytest
 
 import sampledprv as sp
+from sampledprv.analytic import accountant as acc_mod
 
 DPSGD = sp.PoissonSubsampled(sp.Gaussian(0.8), q=4e-3)
 K = 20000
+
+
+@pytest.fixture(autouse=True)
+def _screen_short_compositions(monkeypatch):
+    """Screen from the multi-level path's 16,384 steps on (the default starts at 2^21,
+    where it pays on two cores), so that these tests stay short."""
+    monkeypatch.setattr(acc_mod, "_SCREEN_COUNT", 16384)
 
 
 def _accountant(mech=DPSGD, k=K):
@@ -57,7 +65,7 @@ def test_delta_equals_the_full_build(eps):
 
 @pytest.mark.parametrize("mech,delta", [
     (sp.PoissonSubsampled(sp.Gaussian(5.0), q=0.01), 1e-3),   # overlapping directions
-    (DPSGD, 1e-3),       # 0.33 apart: closer than the screening curves resolve
+    (sp.PoissonSubsampled(sp.Gaussian(20.0), q=0.5), 1e-5),   # 0.03 apart
 ])
 def test_close_directions_are_both_refined(mech, delta):
     """Where the screening curves do not separate the directions, both are built at full
@@ -94,9 +102,11 @@ def test_compose_clears_the_screening_curves():
     assert _ends(acc.epsilon(1e-5)) == _ends(_full(DPSGD, K + 5000).epsilon(1e-5))
 
 
-def test_short_and_symmetric_compositions_are_not_screened():
+def test_short_and_symmetric_compositions_are_not_screened(monkeypatch):
     short = sp.Accountant(eps_error=0.01, delta_error=1e-10).compose(DPSGD, 1000)
     assert "screened" not in short.epsilon(1e-5).details
+    monkeypatch.setattr(acc_mod, "_SCREEN_COUNT", 2**21)             # the default
+    assert "screened" not in _accountant().epsilon(1e-5).details
     sym = sp.Accountant(eps_error=0.02, delta_error=1e-10, merge_gaussians=False)
     sym.compose(sp.Gaussian(100.0), K)
     assert "screened" not in sym.epsilon(1e-5).details

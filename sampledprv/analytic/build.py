@@ -333,20 +333,23 @@ class CurveBuilder:
         return cuts, caps, coarse, slope
 
     def rebuilt(self, composition: dict[Mechanism, int],
-                only: tuple[str, ...] | None = None) -> "Built":
+                only: tuple[str, ...] | None = None,
+                share: workers.CoreShare | None = None) -> "Built":
         """Plan (:meth:`plan`), check every grid size before allocating
         (:meth:`check_grids`), then compose each direction (:meth:`build_direction`;
         the two directions in parallel threads below ``_PARALLEL_GRID``).  ``only``
         builds those directions alone, on the plan of the whole build (the same curves
         as a whole build gives them; a direction built alone gets every core's worker
-        threads)."""
+        threads).  ``share``: the cores are shared with other builds at work (each
+        direction a member of it, :class:`~sampledprv.engine.workers.CoreShare`)."""
         try:
-            return self._rebuilt(composition, bennett=True, only=only)
+            return self._rebuilt(composition, bennett=True, only=only, share=share)
         except _BennettShortfall:
-            return self._rebuilt(composition, bennett=False, only=only)
+            return self._rebuilt(composition, bennett=False, only=only, share=share)
 
     def _rebuilt(self, composition: dict[Mechanism, int], bennett: bool,
-                 only: tuple[str, ...] | None = None) -> "Built":
+                 only: tuple[str, ...] | None = None,
+                 share: workers.CoreShare | None = None) -> "Built":
         k_total = sum(composition.values())
         tau = truncation_level(self.delta_error, k_total)
         every = directions_of(composition)
@@ -378,6 +381,9 @@ class CurveBuilder:
         per_direction = workers.available_cores() // (len(directions) if parallel else 1)
 
         def build(direction: str) -> GridCurve:
+            if share is not None:
+                with share.member(), workers.using_threads(share):
+                    return self.build_direction(ctx, direction)
             with workers.using_threads(per_direction):
                 return self.build_direction(ctx, direction)
         if parallel:

@@ -15,12 +15,14 @@ results are the same bit for bit whatever the thread count
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Callable, Iterator, Sequence, TypeVar
 
-__all__ = ["available_cores", "level_threads", "using_threads", "map_ordered", "chunks"]
+__all__ = ["available_cores", "level_threads", "using_threads", "map_ordered", "chunks",
+           "CoreShare"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -28,7 +30,33 @@ R = TypeVar("R")
 #: most threads one direction uses (the row blocks of a level are a few hundred)
 MAX_THREADS = 32
 
-_THREADS: ContextVar[int] = ContextVar("sampledprv_level_threads", default=1)
+class CoreShare:
+    """The cores of one machine shared by the builds at work: each member gets
+    ``cores // members`` threads, re-read at every threaded call, so a build that is left
+    alone takes the cores the others gave back (the pieces compute the same floats
+    whatever the thread count)."""
+
+    def __init__(self, cores: int) -> None:
+        self.cores = max(1, int(cores))
+        self._members = 0
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def member(self) -> Iterator[None]:
+        """Count the calling build as at work for the block."""
+        with self._lock:
+            self._members += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._members -= 1
+
+    def threads(self) -> int:
+        return max(1, min(MAX_THREADS, self.cores // max(1, self._members)))
+
+
+_THREADS: ContextVar["int | CoreShare"] = ContextVar("sampledprv_level_threads", default=1)
 
 
 def available_cores() -> int:
@@ -41,13 +69,15 @@ def available_cores() -> int:
 
 def level_threads() -> int:
     """Threads the current direction's levels may use (1 outside :func:`using_threads`)."""
-    return _THREADS.get()
+    n = _THREADS.get()
+    return n.threads() if isinstance(n, CoreShare) else n
 
 
 @contextmanager
-def using_threads(n: int) -> Iterator[None]:
-    """Let the code run in this block (in this thread) use ``n`` worker threads."""
-    token = _THREADS.set(max(1, min(int(n), MAX_THREADS)))
+def using_threads(n: "int | CoreShare") -> Iterator[None]:
+    """Let the code run in this block (in this thread) use ``n`` worker threads (a
+    :class:`CoreShare`: its members' share of the cores, re-read at each call)."""
+    token = _THREADS.set(n if isinstance(n, CoreShare) else max(1, min(int(n), MAX_THREADS)))
     try:
         yield
     finally:
