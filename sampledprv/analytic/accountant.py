@@ -478,7 +478,11 @@ class Accountant(PrivacyAccountant):
         \\delta(\\varepsilon) \\le \\delta\\}`.
 
         ``direction="remove"`` / ``"add"`` (or :class:`~sampledprv.Direction`) answers
-        that direction only; the default ``None`` is the maximum over both."""
+        that direction only; the default ``None`` is the maximum over both.  In a
+        composition of at least ``2^21`` steps a direction that cannot move the maximum
+        is read from a coarser certified curve and named in ``details["screened"]``
+        (the interval is the one the full build gives; design notes, "Screening the
+        dominated direction")."""
         delta = v.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
         bracketed = self._bracketed("epsilon", delta, direction)
         if bracketed is not None:
