@@ -132,7 +132,7 @@ class Accountant(PrivacyAccountant):
         self._builder = CurveBuilder(self.eps_error, self.delta_error, self.max_grid_size)
         self._curves: dict[str, GridCurve] | None = None
         #: full-accuracy curves of some directions (built one direction at a time where a
-        #: query needs no more) and the screening curves of every direction
+        #: query needs no more) and the screening curves of the others
         self._fine: dict[str, GridCurve] | None = None
         self._screen: dict[str, GridCurve] | None = None
         self._screen_builder = CurveBuilder(min(1.0, _SCREEN_FACTOR * self.eps_error),
@@ -252,8 +252,9 @@ class Accountant(PrivacyAccountant):
         every other screened direction (and one whose screening curve cannot resolve the
         query) is built at full accuracy, and the query is read again.  Both readings
         are certified, so the interval is certified either way; where a direction was
-        screened it equals the interval of the full build but for the
-        ``delta_error_*`` details, and ``details["screened"]`` names it."""
+        screened the interval is the other direction's (in practice the full build's,
+        but for the ``delta_error_*`` details: design notes), and
+        ``details["screened"]`` names it."""
         composition = self._effective_composition()
         every = directions_of(composition)
         if self._screen is None:
@@ -481,8 +482,8 @@ class Accountant(PrivacyAccountant):
         that direction only; the default ``None`` is the maximum over both.  In a
         composition of at least ``2^21`` steps a direction that cannot move the maximum
         is read from a coarser certified curve and named in ``details["screened"]``
-        (the interval is the one the full build gives; design notes, "Screening the
-        dominated direction")."""
+        (the interval is then the other direction's, in practice the full build's; design
+        notes, "Screening the dominated direction")."""
         delta = v.in_interval("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
         bracketed = self._bracketed("epsilon", delta, direction)
         if bracketed is not None:
