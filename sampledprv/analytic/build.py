@@ -41,7 +41,7 @@ METHOD = "mean-preserving discretization + Hoeffding coupling (GLW Thm 5.5) + FF
 METHOD_ONLINE = ("mean-preserving discretization + Hoeffding coupling (GLW Thm 5.5) + online "
                  "FFT spectra read by Plancherel sums")
 METHOD_MULTI_LEVEL = ("mean-preserving discretization + multi-level FFT with randomized "
-                      "regridding + Azuma-Hoeffding coupling")
+                      "regridding + Bennett (fine level) / Azuma-Hoeffding coupling")
 METHOD_EXACT = ("exact enumeration of the composed atoms (count vectors), certified "
                 "floating-point bounds; no discretization")
 
