@@ -188,11 +188,18 @@ class Accountant(PrivacyAccountant):
             if curves is not None:
                 return curves
         composition = self._effective_composition()
-        exact = self._builder.exact(composition)
-        if exact is not None:
-            self._curves, self._method, self._levels = exact.curves, exact.method, exact.levels
+        if self._exact(composition):
             return self._curves
         return self._fine_curves(directions_of(composition))
+
+    def _exact(self, composition: dict[Mechanism, int]) -> bool:
+        """Take the exact enumeration's curves where every law is atomic and small enough
+        (:meth:`~sampledprv.analytic.build.CurveBuilder.exact`); True when it did."""
+        exact = self._builder.exact(composition)
+        if exact is None:
+            return False
+        self._curves, self._method, self._levels = exact.curves, exact.method, exact.levels
+        return True
 
     def _fine_curves(self, directions,
                      share: workers.CoreShare | None = None) -> dict[str, GridCurve]:
@@ -226,13 +233,8 @@ class Accountant(PrivacyAccountant):
         if len(directions_of(composition)) < 2 or \
                 max(composition.values()) < max(_MULTI_LEVEL_COUNT, _SCREEN_COUNT):
             return False
-        if self._screen is None and self._fine is None:
-            exact = self._builder.exact(composition)
-            if exact is not None:
-                self._curves, self._method, self._levels = \
-                    exact.curves, exact.method, exact.levels
-                return False
-        return True
+        return not (self._screen is None and self._fine is None
+                    and self._exact(composition))
 
     def _screened(self, part, x: float) -> Interval:
         r"""The interval of a query over both directions, refining only the directions

@@ -484,10 +484,12 @@ class CurveBuilder:
         rounding = ctx.hoeffding
         if plan.levels or decided.fine_factor < 1.0:
             # Bennett on the fine level with the certified variances (never above
-            # Hoeffding's term); a plan that assumed less variance than certified is redone
+            # Hoeffding's term); a plan that assumed less variance than certified is
+            # redone, before anything is composed
             rounding = min(rounding, rounding_tail_bound(self.eps_error, fine,
                                                          decided.rest_variance))
-            if rounding > _HOEFFDING * self.delta_error * (1.0 + 1e-9):
+            if decided.fine_factor < 1.0 and \
+                    rounding > _HOEFFDING * self.delta_error * (1.0 + 1e-9):
                 raise _BennettShortfall(direction)
         try:
             if plan.levels:
