@@ -40,7 +40,8 @@ class Kernel(NamedTuple):
     """One disk-cached kernel: where it lives, its signatures, its compile cost."""
 
     module: str            #: module under ``sampledprv.`` that defines (or makes) it
-    name: str              #: attribute of that module, or ``kind:<k>`` / ``online:<i>``
+    name: str              #: attribute of that module, or ``kind:<k>`` / ``online:<i>`` /
+                           #: ``made:<factory>`` (a function of the module that makes it)
     signatures: tuple      #: argument types, in the notation of :func:`parse_signature`
     group: str             #: kernels of one group share callees: compiled by one process
     cost: float            #: CPU seconds to compile it in a fresh process (measured)
@@ -101,6 +102,8 @@ KERNELS: tuple[Kernel, ...] = (
     Kernel("rdp.occupancy", "_group", ("I321 I321 F1 I321 I",), "rdp", 0.3),
     Kernel("rdp.occupancy", "_sweep", ("F1 I321 F1 I1 I",), "rdp", 0.2),
     Kernel("rdp.gg_excess", "_cells_kernel", ("F1 I1 F1 F1 F F",), "rdp", 0.7),
+    Kernel("mechanisms.generalized_gaussian", "made:_root_kernel", ("F1 F F F F1",), "rdp",
+           0.5),
     Kernel("sampled.certification.identity_envelopes", "_lower_hull", ("F1 F1",), "rdp", 0.2),
     Kernel("engine.online", "online:0", ("C1 C1 C1 F1 F1 I I I1",), "online", 0.8),
     Kernel("engine.online", "online:1", ("C1 C1 C1 I F I",), "online", 0.1),
@@ -155,6 +158,8 @@ def resolve(kernel: Kernel) -> Any:
             from sampledprv.mechanisms.logistic import LOGISTIC_NOISE
             mod._additive_fill(LOGISTIC_NOISE)
         return mod.kind_fill(kind)
+    if kernel.name.startswith("made:"):            # made on first use by a factory
+        return getattr(mod, kernel.name[len("made:"):])()
     if kernel.name.startswith("online:"):
         return mod._compiled()[int(kernel.name[len("online:"):])]
     return getattr(mod, kernel.name)
