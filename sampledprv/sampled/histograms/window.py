@@ -22,7 +22,9 @@ from ...mechanisms.relations import privacy_loss
 
 __all__ = ["choose_window", "check_window"]
 
-_PILOT = 1 << 16   #: draws of the pilot sample when the law is not known
+_PILOT = 1 << 16   #: most draws of the pilot sample when the law is not known
+_PILOT_MIN = 1 << 13   #: fewest draws of the pilot sample
+_PILOT_PER_DRAW = 4    #: pilot draws per draw of the run, between the two
 _MAX_EDGE_RATIO = float(2 ** 40)  #: max(|lo|, |hi|) / h (exact one-step bin correction)
 
 
@@ -44,8 +46,11 @@ def choose_window(mechanism: object, direction: str, n: int, bins: int,
 
     The upper/lower ends are where about ``0.01/n`` of the mass lies beyond: from the
     analytic law when :mod:`sampledprv.mechanisms.relations` knows the mechanism, else extrapolated from
-    a pilot sample of :math:`2^{16}` draws by an exponential tail through the pilot's
-    0.01 and ``10/pilot`` quantiles (conservative for tails lighter than exponential).
+    a pilot sample of :math:`\min(2^{16}, \max(2^{13}, 4n))` draws (a run of a few
+    thousand draws does not pay for a pilot many times its size) by an exponential tail
+    through the pilot's 0.01 and ``10/pilot`` quantiles (conservative for tails lighter
+    than exponential).  The pilot's generator is not the run's, so the window does not
+    depend on the run's draws.
     The ends are clipped to a declared ``loss_range`` (the window then ends above its
     upper end, so every draw above the window is outside the range).
     ``h`` is a power of two and ``lo`` a multiple of ``h``.
@@ -56,7 +61,8 @@ def choose_window(mechanism: object, direction: str, n: int, bins: int,
     except TypeError:  # unhashable user object: no cached analytic window
         lo = hi = None
     if lo is None:
-        y = _np_hist.numpy_loss_sampler(mechanism, direction)(rng, _PILOT)
+        pilot = min(_PILOT, max(_PILOT_MIN, _PILOT_PER_DRAW * int(n)))
+        y = _np_hist.numpy_loss_sampler(mechanism, direction)(rng, pilot)
         y = np.sort(y[np.isfinite(y)])
         if y.size == 0:
             lo, hi = -1.0, 1.0
