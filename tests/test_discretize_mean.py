@@ -255,3 +255,29 @@ def test_narrow_law_estimate_follows_the_certified_shift():
     assert coarse.lower <= fine.estimate <= coarse.upper
     assert abs(coarse.estimate - fine.estimate) < 2e-4, (coarse, fine)
     assert fine.lower <= coarse.upper and coarse.lower <= fine.upper
+
+
+@pytest.mark.parametrize("mech", [sp.PoissonSubsampled(sp.Gaussian(0.8), 4e-3),
+                                  sp.PoissonSubsampled(sp.GeneralizedGaussian(1.5, 1.2), 0.01),
+                                  sp.Laplace(2.0)],
+                         ids=["subsampled-gaussian", "subsampled-gg", "laplace"])
+def test_lattices_for_predictions_skip_only_the_shift_bound(mech):
+    """``shift_bound=False`` (the grid planner's coarse lattices): the same masses, the
+    shift within ``h/2`` of the refined one, its bound the trivial ``h``; the planner's
+    predicted composed length is the one the refined lattice gives."""
+    from sampledprv.engine.grid_plan import _COARSE_POINTS, check_composition, window
+    law = privacy_loss(mech, "remove")
+    a, b = window(law, 1e-12)
+    h = (b - a) / _COARSE_POINTS
+    full = discretize(law, h, 1e-12)
+    bare = discretize(law, h, 1e-12, shift_bound=False)
+    assert np.array_equal(full.pmf.probs, bare.pmf.probs)
+    assert full.pmf.offset == bare.pmf.offset and full.outside_mass == bare.outside_mass
+    assert abs(full.pmf.shift - bare.pmf.shift) <= 0.5 * h
+    assert bare.mean_error == h and full.mean_error < h
+    assert bare.second_moment == full.second_moment
+    predicted = check_composition([(law, 1000)], h / 8, 1e-12, 1e-15, 2**30)
+    lattice = discretize(law, max(h / 8, (b - a) / _COARSE_POINTS), 1e-12).pmf.trimmed()
+    from sampledprv.engine.compose import _chernoff_window
+    lo, hi, _ = _chernoff_window([(lattice, 1000)], math.log(1e-15))
+    assert predicted == int(math.ceil((hi - lo + 2.0 * h) / (h / 8))) + 1

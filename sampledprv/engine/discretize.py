@@ -100,7 +100,7 @@ _STEEP_SUB = 4
 
 
 def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
-                     probs: np.ndarray, offsets: np.ndarray
+                     probs: np.ndarray, offsets: np.ndarray, shift_bound: bool = True
                      ) -> tuple[float, float, float]:
     """Add the continuous part's bucket masses to ``probs`` and their within-bucket
     offsets (Simpson) to ``offsets``; return ``(E, B, S)``: the bound ``E`` on the masses'
@@ -200,6 +200,8 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     candidates = with_neighbours(turning)
     second = second_moment_bound(h, float(probs.sum()), abs_d,
                                  float(probs[candidates].sum()), ulps * rounding)
+    if not shift_bound:             # a lattice for predictions: the trivial bound h |mass|
+        return 2.0 * ulps * max(top_f, top_s) + clipped, h * float(probs.sum()) + h, second
     bound = 2.0 * h * ulps * rounding + _moment_bound(
         dist, lo_edge, h, split, probs, offsets, candidates)
     return 2.0 * ulps * max(top_f, top_s) + clipped, bound, second
@@ -299,14 +301,21 @@ def _moment_bound(dist: LossDistribution, lo_edge: float, h: float, split: int,
 
 def discretize(dist: LossDistribution, h: float, tau: float,
                max_size: int | None = None, *,
-               window: tuple[int, int] | None = None) -> Discretized:
+               window: tuple[int, int] | None = None,
+               shift_bound: bool = True) -> Discretized:
     """Mean-preserving lattice version of ``dist`` on mesh ``h`` (see module docstring).
 
     The window (and so the number of lattice points) is found before anything is
     allocated; :class:`~sampledprv.engine.compose.GridTooLargeError` is raised when it
     has more than ``max_size`` points.  ``window=(i0, i1)`` imposes the lattice indices
     instead (``tau`` is then unused): the buckets ``[(i - 1/2) h, (i + 1/2) h]`` for
-    ``i0 <= i <= i1``, everything else counted as outside."""
+    ``i0 <= i <= i1``, everything else counted as outside.
+
+    ``shift_bound=False`` skips the refinement of the within-bucket moments on
+    sub-buckets (:func:`_moment_bound`), which for a coarse lattice costs many times the
+    lattice itself: the shift ``mu`` is then Simpson's and its bound ``mean_error`` the
+    trivial ``h``.  For lattices whose shape only is used (the grid planner's predicted
+    lengths and spreads, which a common shift does not change)."""
     if window is None:
         a = dist.lower_point(tau)
         b = dist.upper_point(tau)
@@ -318,18 +327,19 @@ def discretize(dist: LossDistribution, h: float, tau: float,
     if max_size is not None and m > max_size:
         raise GridTooLargeError(m, max_size)
     if m > _MEMO_POINTS:
-        return _discretize(dist, h, i0, i1)
+        return _discretize(dist, h, i0, i1, shift_bound)
     # the tuning constants are part of the key (tests switch the refinements off)
     key = ("discretize", float(h), i0, i1, _BLOCK, _REFINED, _REFINE_SUB, _STEEP,
-           _STEEP_SHARE, _STEEP_SUB)
+           _STEEP_SHARE, _STEEP_SUB, bool(shift_bound))
     if key not in dist.memo:
-        out = _discretize(dist, h, i0, i1)
+        out = _discretize(dist, h, i0, i1, shift_bound)
         out.pmf.probs.flags.writeable = False      # shared by every later caller
         dist.memo[key] = out
     return dist.memo[key]
 
 
-def _discretize(dist: LossDistribution, h: float, i0: int, i1: int) -> Discretized:
+def _discretize(dist: LossDistribution, h: float, i0: int, i1: int,
+                shift_bound: bool = True) -> Discretized:
     """:func:`discretize` on the lattice indices ``i0..i1`` (the buckets
     ``[(i - 1/2) h, (i + 1/2) h]``)."""
     m = i1 - i0 + 1
@@ -343,7 +353,7 @@ def _discretize(dist: LossDistribution, h: float, i0: int, i1: int) -> Discretiz
     second = 0.0            # bound on sum over the window of (Y - R)^2 times the mass
     if dist.cont_mass > 0:
         mass_error, moment_bound, second = _continuous_part(dist, lo_edge, h, m, probs,
-                                                            offsets)
+                                                            offsets, shift_bound)
         outside += float(dist.cdf_cont(np.array([lo_edge]))[0])
         outside += float(dist.sf_cont(np.array([hi_edge]))[0])
     if dist.atom_values.size:

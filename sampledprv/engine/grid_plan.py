@@ -73,7 +73,9 @@ def check_composition(laws: Sequence[tuple[LossDistribution, int]], h: float, ta
         raise GridTooLargeError(longest, max_size)
     width = max(b - a for a, b in spans)
     coarse_h = max(h, width / _COARSE_POINTS) if width > 0 else h
-    coarse = [(discretize(dist, coarse_h, tau).pmf.trimmed(), int(c)) for dist, c in laws]
+    # only the lattices' shapes count here (a common shift moves both window ends)
+    coarse = [(discretize(dist, coarse_h, tau, shift_bound=False).pmf.trimmed(), int(c))
+              for dist, c in laws]
     lower, upper, _ = _chernoff_window(coarse, math.log(tail_mass))
     composed = int(math.ceil((upper - lower + 2.0 * coarse_h) / mesh_out)) + 1
     predicted = max(composed, longest if mesh_out == h else 0)
@@ -89,7 +91,7 @@ def law_shape(dist: LossDistribution, tau: float) -> tuple[float, float]:
     a, b = window(dist, tau)
     width = b - a
     coarse_h = max(width / _COARSE_POINTS, 1e-12)
-    pmf = discretize(dist, coarse_h, tau).pmf.trimmed()
+    pmf = discretize(dist, coarse_h, tau, shift_bound=False).pmf.trimmed()   # its spread
     pts, logp = pmf.two_point_blocks()
     if pts.size == 0:
         return width, 0.0
