@@ -77,3 +77,33 @@ def test_coverage_with_the_auto_bins_rule():
         assert iv.details["bins"] == 2**15
         assert iv.lower <= exact <= iv.upper, (seed, iv, exact)
         assert iv.width < 0.5 * exact
+
+
+@pytest.mark.parametrize("n, pilot", [(500, 2**13), (2000, 2**13), (5000, 20_000),
+                                      (16_384, 2**16), (10**6, 2**16)])
+def test_pilot_of_a_window_scales_with_the_run(monkeypatch, n, pilot):
+    """A mechanism without an analytic law gets its window from a pilot of
+    min(2^16, max(2^13, 4 n)) draws, drawn from the generator it is given (not the
+    run's), and the window covers the pilot's draws."""
+    from sampledprv.sampled.histograms import window as win
+    seen = []
+    real = win._np_hist.numpy_loss_sampler
+
+    def recording(mechanism, direction):
+        draw = real(mechanism, direction)
+
+        def sample(rng, size):
+            seen.append(size)
+            out = draw(rng, size)
+            seen.append(out)
+            return out
+        return sample
+
+    monkeypatch.setattr(win._np_hist, "numpy_loss_sampler", recording)
+    spec = sp.RandomAllocation(1.0, 4, 2)
+    lo, h, nb = choose_window(spec, "remove", n, 256, np.random.default_rng(5))
+    assert seen[0] == pilot
+    draws = seen[1][np.isfinite(seen[1])]
+    assert lo <= draws.min() and draws.max() < lo + nb * h
+    again = choose_window(spec, "remove", n, 256, np.random.default_rng(5))
+    assert again == (lo, h, nb)                   # the pilot's generator decides it
