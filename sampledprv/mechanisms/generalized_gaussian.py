@@ -295,7 +295,8 @@ def _gg_root(y_abs, beta: float, scale: float, half: float):
 
     y = np.asarray(y_abs, dtype=np.float64)
     out = np.empty(y.shape)                  # C-contiguous: its flat view is written
-    _root_kernel()(np.ascontiguousarray(y).reshape(-1), float(beta), float(scale) ** float(beta), float(half),
+    sb = float(scale) ** float(beta)
+    _root_kernel()(np.ascontiguousarray(y).reshape(-1), float(beta), sb, float(half),
                    out.reshape(-1))
     return out
 

@@ -45,12 +45,12 @@ def choose_window(mechanism: object, direction: str, n: int, bins: int,
     r"""``(lo, h, bins)`` covering the draws of an ``n``-sample run.
 
     The upper/lower ends are where about ``0.01/n`` of the mass lies beyond: from the
-    analytic law when :mod:`sampledprv.mechanisms.relations` knows the mechanism, else extrapolated from
-    a pilot sample of :math:`\min(2^{16}, \max(2^{13}, 4n))` draws (a run of a few
-    thousand draws does not pay for a pilot many times its size) by an exponential tail
-    through the pilot's 0.01 and ``10/pilot`` quantiles (conservative for tails lighter
-    than exponential).  The pilot's generator is not the run's, so the window does not
-    depend on the run's draws.
+    analytic law when :mod:`sampledprv.mechanisms.relations` knows the mechanism, else
+    extrapolated from a pilot sample of :math:`\min(2^{16}, \max(2^{13}, 4n))` draws
+    (a run of a few thousand draws does not pay for a pilot many times its size) by an
+    exponential tail through the pilot's 0.01 and ``10/pilot`` quantiles (conservative
+    for tails lighter than exponential).  The pilot's generator is not the run's, so the
+    window does not depend on the run's draws.
     The ends are clipped to a declared ``loss_range`` (the window then ends above its
     upper end, so every draw above the window is outside the range).
     ``h`` is a power of two and ``lo`` a multiple of ``h``.
