@@ -200,8 +200,8 @@ def _continuous_part(dist: LossDistribution, lo_edge: float, h: float, m: int,
     candidates = with_neighbours(turning)
     second = second_moment_bound(h, float(probs.sum()), abs_d,
                                  float(probs[candidates].sum()), ulps * rounding)
-    if not shift_bound:             # a lattice for predictions: the trivial bound h |mass|
-        return 2.0 * ulps * max(top_f, top_s) + clipped, h * float(probs.sum()) + h, second
+    if not shift_bound:             # a lattice for predictions: no bound (mean_error is h)
+        return 2.0 * ulps * max(top_f, top_s) + clipped, np.inf, second
     bound = 2.0 * h * ulps * rounding + _moment_bound(
         dist, lo_edge, h, split, probs, offsets, candidates)
     return 2.0 * ulps * max(top_f, top_s) + clipped, bound, second

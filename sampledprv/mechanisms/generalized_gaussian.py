@@ -381,8 +381,7 @@ def generalized_gaussian_pair(mech: "GeneralizedGaussian | GGNMax"):
         y = np.asarray(y, dtype=np.float64)
         y_abs = np.abs(y.reshape(-1))
         seen = getattr(last, "roots", None)
-        if seen is not None and seen[0].shape == y_abs.shape \
-                and np.array_equal(seen[0], y_abs):
+        if seen is not None and np.array_equal(seen[0], y_abs):
             u = seen[1]
         else:
             u = _gg_root(y_abs, beta, s, a)
