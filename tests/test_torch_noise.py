@@ -125,14 +125,24 @@ def test_fused_cuda_ks_moments_and_reproducibility(beta):
 
 
 @cuda
-@pytest.mark.parametrize("beta", [1.5, 4.0])
-def test_fused_cuda_redraws_leftovers_exactly(beta, monkeypatch):
-    """With one Philox call per element many elements stay rejected; the portable sampler
-    redraws them and the law is unchanged."""
-    from sampledprv.torch import fused_gg
-    monkeypatch.setattr(fused_gg, "_ROUNDS", 1)
-    x = generalized_gaussian(200_000, beta, 1.0, device="cuda", dtype=torch.float32,
-                             generator=torch.Generator(device="cuda").manual_seed(3),
-                             method="fused")
-    p = st.kstest(x.double().cpu().numpy(), st.gennorm(beta).cdf).pvalue
-    assert p > ALPHA
+@pytest.mark.parametrize("beta", [1.0, 1.5, 2.5, 3.0, 4.0])
+def test_fused_cuda_matches_the_numpy_mirror_for_every_launch_shape(beta):
+    """The kernel computes the ziggurat of ``tests/ziggurat_reference.py`` (same Philox
+    words, same float32 steps): equal up to the GPU's log2/exp2/FMA rounding, and the
+    same draws for one or two kernels and any list length (a list of 4 forces the
+    recomputed-words path of long lists)."""
+    from sampledprv.torch.fused_gg import launch_ziggurat
+    from ziggurat_reference import ziggurat_reference
+    n, seed = 300_000, 987654321012
+    key = torch.tensor([seed], device="cuda", dtype=torch.int64)
+    runs = [launch_ziggurat(torch.empty(n, device="cuda"), beta, key, q=128, cap=c, kernels=k,
+                            num_warps=w) for c, k, w in ((64, 2, 1), (64, 1, 1), (4, 2, 2))]
+    for other in runs[1:]:
+        assert torch.equal(runs[0], other)
+    x = runs[0].cpu().numpy()
+    ref = ziggurat_reference(n, beta, seed, q=128)
+    assert not np.isnan(x).any()
+    close = np.isclose(x, ref, rtol=2e-6, atol=0)
+    # a wedge/tail decision may flip where the GPU's approximate log2/exp2 differ
+    assert (~close).sum() <= 5, f"{(~close).sum()} draws differ from the mirror"
+    assert (x == ref).mean() > 0.999

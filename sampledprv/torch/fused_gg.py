@@ -1,125 +1,244 @@
-r"""Fused Generalized Gaussian rejection sampler for CUDA devices (Triton).
+r"""Fused Generalized Gaussian ziggurat sampler for CUDA devices (Triton).
 
-The portable sampler in :mod:`sampledprv.torch.noise` runs the rejection test as a chain
-of elementwise torch kernels: about fifteen passes over memory per round, so on a GPU it
-costs 15-28x ``torch.randn`` (H100, 1e6-1e8 draws).  Here one Triton kernel does
-everything per element: Philox uniforms (``tl.rand4x``, two proposals per call), the
-proposal, the acceptance test and the write.  A program loops until all its elements
-are accepted, at most ``_ROUNDS`` Philox calls; the elements still rejected after that
-(probability about ``(1 - acceptance)^(2 _ROUNDS)``, below ``1e-10``) are redrawn by the
-portable sampler, so the output is exact: every value is an accepted proposal of the
-same envelope (see :mod:`sampledprv.torch.noise` for the envelopes and the test).
-Measured: about 7x ``torch.randn`` at 1e8 draws on an H100 (Philox and the hardware
-``lg2``/``ex2`` bound it, not memory), 3-4x faster than the portable sampler.
+One Triton kernel draws ``GG(beta)`` noise by the ziggurat of :mod:`sampledprv.torch.ziggurat`:
+
+* **Fast path.** A program owns ``4 Q`` outputs and makes one Philox call per lane
+  (``tl.randint4x``: four 32-bit words, one output each).  A word gives the strip, the
+  sign and a 23-bit uniform; the output is accepted when ``u < K[strip]`` (about 98% of
+  words at beta in [1, 4]), so most outputs cost a quarter of a Philox call, a table
+  lookup and a multiply, which is less arithmetic than ``torch.randn``'s Box-Muller.
+* **Slow path.** The other words (wedge and tail cases) are compacted into a list of at
+  most ``CAP`` per program (prefix sums), and the program finishes them together: each
+  round draws four fresh words per pending output (Philox keyed by ``seed + 1 + round``,
+  counter = the output's index, so the result does not depend on the list's order) and
+  takes up to two wedge/tail tests and two fresh strips from them.  Lists longer than
+  ``CAP`` are finished ``CAP`` at a time, recomputing the same words.
+
+Every output is the first accepted point of the ziggurat's own sequence of proposals,
+so the law is exactly the ziggurat's (see :mod:`sampledprv.torch.ziggurat`): no
+truncation, no redraw by another sampler.  A pending output still unresolved after
+``_ROUNDS`` slow rounds (each resolves it with probability above 3/4, so about
+``4^{-64}``) is written as NaN rather than as a wrong value.
+
+Precision: float32 with the GPU's ``log2``/``exp2`` in the wedge and tail tests (relative
+error about ``2^{-22}``) and a 23-bit uniform within a strip, i.e. the float32
+resolution.  Only ``float32`` is produced here; ``float64`` requests use the portable
+sampler of :mod:`sampledprv.torch.noise`.
 
 Reproducibility: the Philox key is drawn from the caller's :class:`torch.Generator`
-(one ``int64``), so the same generator state gives the same noise on the same GPU.
-The random stream differs from the portable sampler's (same law, different draws).
-
-The test runs in float32 with the hardware ``lg2``/``ex2`` approximations (relative
-error below ``2^-22``), i.e. at the float32 resolution the portable float32 sampler has.
-Only ``float32`` is produced here (Philox uniforms have 24-bit resolution in float32);
-``float64`` requests use the portable sampler.  Importing this module needs no GPU;
-:func:`fused_available` tells whether the kernel can run for a device.
+(one ``int64`` on the device, no host synchronisation), so the same generator state gives
+the same noise on the same GPU; outputs do not depend on the launch's block scheduling.
+Importing this module needs no GPU; :func:`fused_available` tells whether the kernel can run.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Dict, Optional, Tuple
 
 import torch
 
-from .envelope import _envelope
+from .ziggurat import LAYERS, ziggurat_tables
 
 __all__ = ["fused_available", "fused_generalized_gaussian"]
 
-_ROUNDS = 16         # Philox calls per element at most (two proposals each)
-_BLOCK = 1024  # elements per program: a program loops until all its elements are accepted
-_NUM_WARPS = 4  # (block, warps) swept on an H100: 64-1024 with 2-8 warps within 10%
-_MAX_CHUNK = 2 ** 30  # Philox offsets are 32-bit: launch in chunks with fresh keys
+_Q = 128           # Philox lanes per program: 4 * _Q outputs
+_CAP = 64          # pending outputs finished together (about 2% of 4 * _Q are pending)
+_NUM_WARPS = 1
+_KERNELS = 2       # 2: a second kernel finishes the pending lists
+_ROUNDS = 64       # slow rounds at most (each resolves a pending output w.p. > 3/4)
+_MAX_CHUNK = 2 ** 30  # output indices are int32 Philox counters: launch in chunks
 
-try:  # pragma: no cover - exercised on CUDA machines only
+try:  # pragma: no cover - exercised on CUDA machines (and Triton's interpreter) only
     import triton
     import triton.language as tl
 
     @triton.jit
-    def _lg2(x):
-        # hardware log2 (relative error < 2^-22, the float32 resolution of the test)
-        return tl.inline_asm_elementwise("lg2.approx.f32 $0, $1;", "=r,r", [x],
-                                         dtype=tl.float32, is_pure=True, pack=1)
+    def _fresh(wd, k_ptr, w_ptr):
+        """Strip, sign, magnitude and fast-path flag of one 32-bit word."""
+        i = (wd & 255).to(tl.int32)
+        s = ((wd >> 8) & 1).to(tl.int32)
+        u = (wd >> 9).to(tl.int32)
+        x = u.to(tl.float32) * tl.load(w_ptr + i)
+        return i, s, x, u < tl.load(k_ptr + i)
 
     @triton.jit
-    def _ex2(x):
-        return tl.inline_asm_elementwise("ex2.approx.f32 $0, $1;", "=r,r", [x],
-                                         dtype=tl.float32, is_pure=True, pack=1)
-
-    @triton.jit
-    def _sin(x):
-        return tl.inline_asm_elementwise("sin.approx.f32 $0, $1;", "=r,r", [x],
-                                         dtype=tl.float32, is_pure=True, pack=1)
-
-    @triton.jit
-    def _cos(x):
-        return tl.inline_asm_elementwise("cos.approx.f32 $0, $1;", "=r,r", [x],
-                                         dtype=tl.float32, is_pure=True, pack=1)
-
-    @triton.jit
-    def _laplace_proposal(ua, ub, beta, inv_beta, inv_rate, log_m):
-        """Laplace envelope: Y = c|X| = -log(1 - ua) ~ Exp(1), W = 2 ub - 1;
-        accept if log|W| <= Y - Y^b/b - log M."""
+    def _test(i, x, tail, wa, wb, f_ptr, beta, inv_beta, r_beta, bm1, log2r):
+        """One wedge test (word ``wa``) or one tail attempt (words ``wa``, ``wb``):
+        (accepted, value)."""
         LN2: tl.constexpr = 0.6931471805599453
-        y = -LN2 * _lg2(1.0 - ua)
-        w = 2.0 * ub - 1.0
-        ok = LN2 * _lg2(tl.abs(w)) <= y - _ex2(beta * _lg2(y)) * inv_beta - log_m
-        return tl.where(w < 0, -y, y) * inv_rate, ok
+        LOG2E: tl.constexpr = 1.4426950408889634
+        # wedge: f(x_i) + V (f(x_{i+1}) - f(x_i)) < exp(-x^beta)
+        v = (wa >> 8).to(tl.float32) * 5.9604644775390625e-08            # [0, 1), 2^-24
+        fi = tl.load(f_ptr + i)
+        fi1 = tl.load(f_ptr + i + 1)
+        fx = tl.exp2(-LOG2E * tl.exp2(beta * tl.log2(x)))
+        ok_w = fi + v * (fi1 - fi) < fx
+        # tail: X = (r^beta + E)^(1/beta), accepted w.p. (r / X)^(beta - 1)
+        e = -LN2 * tl.log2((wa.to(tl.float32) + 0.5) * 2.3283064365386963e-10)  # (0, 1]
+        xt = tl.exp2(inv_beta * tl.log2(r_beta + e))
+        ub = (wb >> 8).to(tl.float32) * 5.9604644775390625e-08
+        ok_t = ub < tl.exp2(bm1 * (log2r - tl.log2(xt)))
+        return tl.where(tail, ok_t, ok_w), tl.where(tail, xt, x)
 
     @triton.jit
-    def _gauss_accept(z, v, beta, inv_rate, log_m):
-        """Gaussian envelope: X = Z / sqrt(2a); accept if log V <= Z^2/2 - |X|^b - log M."""
-        LN2: tl.constexpr = 0.6931471805599453
-        x = z * inv_rate
-        ok = LN2 * _lg2(1.0 - v) <= 0.5 * z * z - _ex2(beta * _lg2(tl.abs(x))) - log_m
-        return x, ok
+    def _fast(wd, pos, n, out_ptr, k_ptr, w_ptr, scale):
+        """Write every word's fast-path value; return the pending flags (int32)."""
+        i, s, x, ok = _fresh(wd, k_ptr, w_ptr)
+        valid = pos < n
+        tl.store(out_ptr + pos, tl.where(s != 0, -x, x) * scale, mask=valid)
+        return ((~ok) & valid).to(tl.int32)
 
     @triton.jit
-    def _gg_kernel(out_ptr, todo_ptr, count_ptr, n, seed_ptr, beta, inv_beta, inv_rate, log_m,
-                   LAPLACE: tl.constexpr, ROUNDS: tl.constexpr, BLOCK: tl.constexpr):
+    def _pending(wd, pos, n, k_ptr):
+        i = (wd & 255).to(tl.int32)
+        u = (wd >> 9).to(tl.int32)
+        return ((u >= tl.load(k_ptr + i)) & (pos < n)).to(tl.int32)
+
+    @triton.jit
+    def _put(wd, pos, p, slot, sc_ptr, CAP: tl.constexpr):
+        keep = (p != 0) & (slot >= 0) & (slot < CAP)
+        tl.store(sc_ptr + slot, pos, mask=keep)
+        tl.store(sc_ptr + CAP + slot, wd.to(tl.int32, bitcast=True), mask=keep)
+
+    @triton.jit
+    def _list(w0, w1, w2, w3, p0, p1, p2, p3, pos0, lo, sc_ptr, Q: tl.constexpr,
+              CAP: tl.constexpr):
+        """Store the pending words whose list slots lie in [lo, lo + CAP): one prefix sum of
+        the lanes' pending counts, a lane's words in consecutive slots.  Returns the
+        list's length."""
+        c = p0 + p1 + p2 + p3
+        s0 = tl.cumsum(c, axis=0) - c - lo
+        s1 = s0 + p0
+        s2 = s1 + p1
+        s3 = s2 + p2
+        _put(w0, pos0, p0, s0, sc_ptr, CAP)
+        _put(w1, pos0 + Q, p1, s1, sc_ptr, CAP)
+        _put(w2, pos0 + 2 * Q, p2, s2, sc_ptr, CAP)
+        _put(w3, pos0 + 3 * Q, p3, s3, sc_ptr, CAP)
+        return tl.sum(c, axis=0)
+
+    @triton.jit
+    def _step(act, i, s, x, tail, wa, wb, pos, out_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta,
+              r_beta, bm1, log2r, scale):
+        """One test of every pending output (words ``wa``, ``wb``), then a new strip (word
+        ``wb``) for the rejected wedge points; a rejected tail attempt stays in the tail."""
+        acc, val = _test(i, x, tail, wa, wb, f_ptr, beta, inv_beta, r_beta, bm1, log2r)
+        tl.store(out_ptr + pos, tl.where(s != 0, -val, val) * scale, mask=act & acc)
+        act = act & ~acc
+        new = act & ~tail
+        i2, s2, x2, fast2 = _fresh(wb, k_ptr, w_ptr)
+        tl.store(out_ptr + pos, tl.where(s2 != 0, -x2, x2) * scale, mask=new & fast2)
+        act = act & ~(new & fast2)
+        return (act, tl.where(new, i2, i), tl.where(new, s2, s), tl.where(new, x2, x),
+                tl.where(new, i2 == 0, tail))
+
+    @triton.jit
+    def _finish(m, seed, out_ptr, sc_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta, bm1,
+                log2r, scale, CAP: tl.constexpr, ROUNDS: tl.constexpr):
+        """Finish the ``m`` pending outputs stored in the scratch list."""
+        idx = tl.arange(0, CAP)
+        act = idx < m
+        pos = tl.load(sc_ptr + idx, mask=act, other=0)
+        wd = tl.load(sc_ptr + CAP + idx, mask=act, other=0).to(tl.uint32, bitcast=True)
+        i, s, x, ok = _fresh(wd, k_ptr, w_ptr)
+        tail = i == 0                                  # strip 0 beyond r
+        left = tl.sum(act.to(tl.int32), axis=0)
+        rnd = 0
+        while (rnd < ROUNDS) & (left > 0):
+            a0, a1, a2, a3 = tl.randint4x(seed + 1 + rnd, pos)
+            act, i, s, x, tail = _step(act, i, s, x, tail, a0, a1, pos, out_ptr, k_ptr, w_ptr,
+                                       f_ptr, beta, inv_beta, r_beta, bm1, log2r, scale)
+            act, i, s, x, tail = _step(act, i, s, x, tail, a2, a3, pos, out_ptr, k_ptr, w_ptr,
+                                       f_ptr, beta, inv_beta, r_beta, bm1, log2r, scale)
+            left = tl.sum(act.to(tl.int32), axis=0)
+            rnd += 1
+        tl.store(out_ptr + pos, tl.full([CAP], float("nan"), tl.float32), mask=act)
+
+    @triton.jit
+    def _head(out_ptr, sc_ptr, n, seed, pid, k_ptr, w_ptr, scale, Q: tl.constexpr,
+              CAP: tl.constexpr):
+        """The fast path of a program's 4 Q outputs and its pending list; its length."""
+        lane = tl.arange(0, Q)
+        pos0 = pid * (4 * Q) + lane
+        w0, w1, w2, w3 = tl.randint4x(seed, pid * Q + lane)
+        p0 = _fast(w0, pos0, n, out_ptr, k_ptr, w_ptr, scale)
+        p1 = _fast(w1, pos0 + Q, n, out_ptr, k_ptr, w_ptr, scale)
+        p2 = _fast(w2, pos0 + 2 * Q, n, out_ptr, k_ptr, w_ptr, scale)
+        p3 = _fast(w3, pos0 + 3 * Q, n, out_ptr, k_ptr, w_ptr, scale)
+        return _list(w0, w1, w2, w3, p0, p1, p2, p3, pos0, 0, sc_ptr, Q, CAP)
+
+    @triton.jit
+    def _rest(total, out_ptr, sc_ptr, n, seed, pid, k_ptr, w_ptr, f_ptr, beta, inv_beta,
+              r_beta, bm1, log2r, scale, Q: tl.constexpr, CAP: tl.constexpr,
+              ROUNDS: tl.constexpr):
+        """Finish a program's ``total`` pending outputs: the first CAP from the stored
+        list, the others CAP at a time from recomputed words (rare)."""
+        _finish(tl.minimum(total, CAP), seed, out_ptr, sc_ptr, k_ptr, w_ptr, f_ptr, beta,
+                inv_beta, r_beta, bm1, log2r, scale, CAP, ROUNDS)
+        lo = total * 0 + CAP
+        while lo < total:
+            tl.debug_barrier()
+            lane = tl.arange(0, Q)
+            pos0 = pid * (4 * Q) + lane
+            w0, w1, w2, w3 = tl.randint4x(seed, pid * Q + lane)
+            p0 = _pending(w0, pos0, n, k_ptr)
+            p1 = _pending(w1, pos0 + Q, n, k_ptr)
+            p2 = _pending(w2, pos0 + 2 * Q, n, k_ptr)
+            p3 = _pending(w3, pos0 + 3 * Q, n, k_ptr)
+            _list(w0, w1, w2, w3, p0, p1, p2, p3, pos0, lo, sc_ptr, Q, CAP)
+            tl.debug_barrier()
+            _finish(tl.minimum(total - lo, CAP), seed, out_ptr, sc_ptr, k_ptr, w_ptr, f_ptr,
+                    beta, inv_beta, r_beta, bm1, log2r, scale, CAP, ROUNDS)
+            lo += CAP
+
+    @triton.jit
+    def _zig_kernel(out_ptr, scratch_ptr, n, seed_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta,
+                    r_beta, bm1, log2r, scale, Q: tl.constexpr, CAP: tl.constexpr,
+                    ROUNDS: tl.constexpr):
+        """One kernel: fast path, list, then the program finishes its own list."""
         pid = tl.program_id(0)
         seed = tl.load(seed_ptr)
-        offs = pid * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        x = tl.zeros([BLOCK], dtype=tl.float32)
-        done = offs >= n
-        r = 0
-        left = BLOCK
-        # rounds continue only while some element of the block is still rejected
-        while (r < ROUNDS) & (left > 0):
-            u1, u2, u3, u4 = tl.rand4x(seed + r, offs)
-            # one Philox call = two proposals
-            if LAPLACE:
-                x1, a1 = _laplace_proposal(u1, u2, beta, inv_beta, inv_rate, log_m)
-                x2, a2 = _laplace_proposal(u3, u4, beta, inv_beta, inv_rate, log_m)
-            else:
-                # Box-Muller pair (angle in [-pi, pi)); u3, u4 are the two test uniforms
-                rad = tl.sqrt(-1.3862943611198906 * _lg2(1.0 - u1))
-                theta = 6.283185307179586 * u2 - 3.141592653589793
-                x1, a1 = _gauss_accept(rad * _cos(theta), u3, beta, inv_rate, log_m)
-                x2, a2 = _gauss_accept(rad * _sin(theta), u4, beta, inv_rate, log_m)
-            x = tl.where(a1 & (~done), x1, x)
-            done = done | a1
-            x = tl.where(a2 & (~done), x2, x)
-            done = done | a2
-            left = tl.sum((~done).to(tl.int32), axis=0)
-            r += 1
-        tl.store(out_ptr + offs, x, mask=mask)
-        tl.store(todo_ptr + offs, (~done).to(tl.int8), mask=mask)
-        if left > 0:
-            tl.atomic_add(count_ptr, left)
+        sc_ptr = scratch_ptr + pid * (2 * CAP)
+        total = _head(out_ptr, sc_ptr, n, seed, pid, k_ptr, w_ptr, scale, Q, CAP)
+        tl.debug_barrier()
+        _rest(total, out_ptr, sc_ptr, n, seed, pid, k_ptr, w_ptr, f_ptr, beta, inv_beta,
+              r_beta, bm1, log2r, scale, Q, CAP, ROUNDS)
+
+    @triton.jit
+    def _zig_head_kernel(out_ptr, scratch_ptr, count_ptr, n, seed_ptr, k_ptr, w_ptr, scale,
+                         Q: tl.constexpr, CAP: tl.constexpr):
+        """First of two kernels: fast path and list; the list's length to ``count``."""
+        pid = tl.program_id(0)
+        total = _head(out_ptr, scratch_ptr + pid * (2 * CAP), n, tl.load(seed_ptr), pid,
+                      k_ptr, w_ptr, scale, Q, CAP)
+        tl.store(count_ptr + pid, total)
+
+    @triton.jit
+    def _zig_rest_kernel(out_ptr, scratch_ptr, count_ptr, n, seed_ptr, k_ptr, w_ptr, f_ptr,
+                         beta, inv_beta, r_beta, bm1, log2r, scale, Q: tl.constexpr,
+                         CAP: tl.constexpr, ROUNDS: tl.constexpr):
+        """Second of two kernels: each program finishes the list of its namesake."""
+        pid = tl.program_id(0)
+        _rest(tl.load(count_ptr + pid), out_ptr, scratch_ptr + pid * (2 * CAP), n,
+              tl.load(seed_ptr), pid, k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta, bm1,
+              log2r, scale, Q, CAP, ROUNDS)
 
     _HAVE_TRITON = True
 except Exception:  # ImportError, or a Triton without a usable backend
     _HAVE_TRITON = False
+
+_DEVICE_TABLES: Dict[Tuple[float, str], Tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+
+
+def _tables_on(beta: float, device: torch.device):
+    key = (beta, str(device))
+    if key not in _DEVICE_TABLES:
+        t = ziggurat_tables(beta)
+        _DEVICE_TABLES[key] = (torch.as_tensor(t.k, device=device),
+                               torch.as_tensor(t.w, device=device),
+                               torch.as_tensor(t.f, device=device))
+    return _DEVICE_TABLES[key]
 
 
 def fused_available(device: torch.device | str, dtype: torch.dtype = torch.float32) -> bool:
@@ -129,30 +248,59 @@ def fused_available(device: torch.device | str, dtype: torch.dtype = torch.float
             and torch.cuda.is_available())
 
 
-def fused_generalized_gaussian(n: int, beta: float, *, generator: Optional[torch.Generator],
-                               device: torch.device, redraw) -> torch.Tensor:
-    r"""``n`` unit-scale ``GG(beta)`` draws (float32, on ``device``), ``beta`` not in {1, 2}.
+def launch_ziggurat(out: torch.Tensor, beta: float, key: torch.Tensor, *, scale: float = 1.0,
+                    q: Optional[int] = None, cap: Optional[int] = None,
+                    num_warps: Optional[int] = None, rounds: int = _ROUNDS,
+                    kernels: Optional[int] = None) -> torch.Tensor:
+    """Fill the float32 vector ``out`` with ``GG(beta, scale)`` draws (Philox key
+    ``key``, an int64 tensor of one element on ``out``'s device); ``len(out) <= 2^30``.
 
-    ``redraw(k)`` must return ``k`` exact unit-scale draws (the portable sampler); it is
-    called once for the rare elements that every fused attempt rejected."""
+    ``q`` (Philox lanes per program), ``cap`` (list length finished at once),
+    ``num_warps`` and ``kernels`` (1: each program finishes its own list; 2: a second
+    kernel does) are exposed for tests (a small ``cap`` exercises long lists) and tuning.
+    The draws depend on ``q`` only: any ``cap``, ``num_warps`` and ``kernels`` give the
+    same values."""
+    q = _Q if q is None else int(q)
+    cap = _CAP if cap is None else int(cap)
+    num_warps = _NUM_WARPS if num_warps is None else int(num_warps)
+    kernels = _KERNELS if kernels is None else int(kernels)
+    n = out.numel()
+    if n > _MAX_CHUNK:
+        raise ValueError(f"launch_ziggurat fills at most 2^30 outputs, got {n}")
+    if q < 1 or cap < 1 or q & (q - 1) or cap & (cap - 1):
+        raise ValueError(f"q and cap must be powers of two, got {q}, {cap}")
+    if kernels not in (1, 2):
+        raise ValueError(f"kernels must be 1 or 2, got {kernels}")
+    t = ziggurat_tables(beta)
+    k, w, f = _tables_on(t.beta, out.device)
+    programs = triton.cdiv(n, 4 * q)
+    scratch = torch.empty(programs * 2 * cap, device=out.device, dtype=torch.int32)
+    law = (t.beta, 1.0 / t.beta, t.r ** t.beta, t.beta - 1.0, math.log2(t.r), float(scale))
+    if kernels == 1:
+        _zig_kernel[(programs,)](out, scratch, n, key, k, w, f, *law, Q=q, CAP=cap,
+                                 ROUNDS=rounds, num_warps=num_warps)
+    else:
+        count = torch.empty(programs, device=out.device, dtype=torch.int32)
+        _zig_head_kernel[(programs,)](out, scratch, count, n, key, k, w, float(scale), Q=q,
+                                      CAP=cap, num_warps=num_warps)
+        _zig_rest_kernel[(programs,)](out, scratch, count, n, key, k, w, f, *law, Q=q,
+                                      CAP=cap, ROUNDS=rounds, num_warps=num_warps)
+    return out
+
+
+def fused_generalized_gaussian(n: int, beta: float, scale: float = 1.0, *,
+                               generator: Optional[torch.Generator],
+                               device: torch.device) -> torch.Tensor:
+    r"""``n`` draws of ``GG(beta, scale)`` (float32, on ``device``) by the fused ziggurat;
+    the scale is applied in the kernel (no second pass over the output)."""
     if not fused_available(device):
         raise ValueError(f"the fused GG sampler needs a CUDA device, float32 and Triton; "
                          f"got device={device}")
-    kind, rate, log_m = _envelope(beta)
-    inv_rate = 1.0 / rate if kind == "laplace" else 1.0 / math.sqrt(2.0 * rate)
     out = torch.empty(n, device=device, dtype=torch.float32)
-    todo = torch.empty(n, device=device, dtype=torch.int8)
-    count = torch.zeros(1, device=device, dtype=torch.int32)
     for start in range(0, n, _MAX_CHUNK):
         m = min(_MAX_CHUNK, n - start)
         # the Philox key stays on the device: drawing it from the generator costs no sync
         key = torch.randint(0, 2 ** 62, (1,), generator=generator, dtype=torch.int64,
                             device=generator.device if generator is not None else device)
-        grid = (triton.cdiv(m, _BLOCK),)
-        _gg_kernel[grid](out[start:], todo[start:], count, m, key.to(device), float(beta), 1.0 / float(beta),
-                         float(inv_rate), float(log_m), LAPLACE=(kind == "laplace"),
-                         ROUNDS=_ROUNDS, BLOCK=_BLOCK, num_warps=_NUM_WARPS)
-    if int(count.item()):
-        left = torch.nonzero(todo).squeeze(1)
-        out[left] = redraw(left.numel()).to(device=device, dtype=torch.float32)
+        launch_ziggurat(out[start:start + m], beta, key.to(device), scale=scale)
     return out

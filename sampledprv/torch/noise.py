@@ -28,10 +28,11 @@ carries its own samplers:
     generator-aware Marsaglia-Tsang sampler with the shape boost
     :math:`G_{a} = G_{a+1} U^{1/a}`, so :math:`|X|/s = G_{1+1/\beta}^{1/\beta} U`.
 ``"fused"`` (default on CUDA devices for float32 when Triton is installed)
-    The same rejection test in one Triton kernel per launch
-    (:mod:`sampledprv.torch.fused_gg`): Philox uniforms, proposal, test and write fused,
-    about 7x the cost of ``torch.randn`` at 1e8 draws on an H100 instead of 20-28x
-    (``benchmarks/bench_torch_noise.py``).
+    The ziggurat of :mod:`sampledprv.torch.ziggurat` in one Triton kernel
+    (:mod:`sampledprv.torch.fused_gg`): one 32-bit Philox word per output on the fast
+    path (about 98% of outputs), wedge and tail cases finished in the same kernel, the
+    scale applied at the store (``benchmarks/bench_torch_noise.py`` measures it against
+    ``torch.randn``).
 ``beta == 2`` uses ``scale * randn / sqrt(2)``; ``beta == 1`` off the fused path uses
 one uniform ``U``: :math:`|X| = -s\log(1 - \{2U\})`, sign of :math:`U - 1/2`.
 """
@@ -217,11 +218,10 @@ def generalized_gaussian(shape: Shape, beta: float, scale: float = 1.0, *,
         x = torch.randn(n, generator=generator, device=device, dtype=work)
         return x.mul_(scale / math.sqrt(2.0)).reshape(shape).to(out_dtype)
     if method == "fused" or (method == "auto" and fused_available(device, work)):
-        # beta = 1 included: with the Laplace envelope at beta = 1 every proposal is accepted
-        x = fused_generalized_gaussian(
-            n, beta, generator=generator, device=device,
-            redraw=lambda k: _rejection(k, beta, generator, device, work))
-    elif beta == 1.0 and method != "gamma":
+        # beta = 1 included (the exponential ziggurat); the kernel applies the scale
+        x = fused_generalized_gaussian(n, beta, scale, generator=generator, device=device)
+        return x.reshape(shape).to(out_dtype)
+    if beta == 1.0 and method != "gamma":
         # one uniform: |X| = -log(1 - frac(2U)) ~ Exp(1), sign(X) = sign(U - 1/2)
         u = torch.rand(n, generator=generator, device=device, dtype=work)
         x = torch.mul(u, 2.0).frac_().neg_().log1p_().neg_().copysign_(u.sub_(0.5))
