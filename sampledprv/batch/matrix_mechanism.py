@@ -422,15 +422,44 @@ def _fixed_log_moment(spec: MatrixMechanism, a: int) -> float:
     if a == 2:   # Z_2 = b^-2 sum_{j,j'} e^{S_jj'}: b^2 terms, whatever the bands
         return mm.pair_fixed_bin_log_moment(S)
     d = np.diag(S)
-    b = d.size
     m = a * (a - 1) * 0.5 * d
     top = float(m.max())
     best = up(top + math.log(float(np.mean(np.exp(m - top)))), top)   # joint convexity
-    diagonal = not np.any(S - np.diag(d))
-    if a <= MAX_SPLIT_ORDER and (diagonal or b * a * a <= 200_000):
+    last = _split_top(spec)
+    if a <= last:
         # exact for a diagonal S (c_col = [1]); loose for wide bands (design notes)
-        best = min(best, mm.split_fixed_bin_log_moment(S, a))
+        reach = min(last, _SPLIT_REACH) if a <= _SPLIT_REACH else last
+        best = min(best, float(_split_moments(spec, reach)[a]))
     return best
+
+
+#: the split bound's series is computed to this degree for the orders up to it, else to
+#: the largest order allowed: an order search asks for dozens of orders of one spec,
+#: which then share two products of series instead of one each
+_SPLIT_REACH = 64
+
+
+@functools.lru_cache(maxsize=64)
+def _split_top(spec: MatrixMechanism) -> int:
+    """The largest order at which the split bound is tried: :data:`MAX_SPLIT_ORDER`, or
+    less for banded ``S`` (``b a^2 <= 200,000``; exact only for a diagonal ``S``)."""
+    S = spec.scaled_gram()
+    b = S.shape[0]
+    if not np.any(S - np.diag(np.diag(S))):
+        return MAX_SPLIT_ORDER
+    top = min(MAX_SPLIT_ORDER, math.isqrt(200_000 // b) + 1)
+    while top > 0 and b * top * top > 200_000:
+        top -= 1
+    return top
+
+
+@functools.lru_cache(maxsize=64)
+def _split_moments(spec: MatrixMechanism, top: int) -> np.ndarray:
+    """:func:`~sampledprv.rdp.matrix_moments.split_fixed_bin_log_moments` of ``spec``'s
+    scaled Gram matrix at the orders ``0..top`` (each bit-identical to the single order)."""
+    out = mm.split_fixed_bin_log_moments(spec.scaled_gram(), top)
+    out.setflags(write=False)
+    return out
 
 
 @functools.lru_cache(maxsize=8192)

@@ -45,7 +45,7 @@ from numba import njit
 from ..core.outward import up
 
 __all__ = ["MAX_VECTORS", "exact_fixed_bin_log_moment", "pair_fixed_bin_log_moment",
-           "split_fixed_bin_log_moment",
+           "split_fixed_bin_log_moment", "split_fixed_bin_log_moments",
            "renewal_log_moment", "add_divergence", "chord", "band_state_table",
            "band_fixed_bin_log_moments", "band_transitions", "cyclic_bandwidth", "log_add",
            "band_start", "band_wrap", "band_field", "band_term", "state_total"]
@@ -319,24 +319,40 @@ def _log_series_product(logs: np.ndarray, a: int) -> np.ndarray:
 def split_fixed_bin_log_moment(S: np.ndarray, a: int) -> float:
     r"""Upper bound on :math:`\log E_Q[(P/Q)^a]` of the fixed bin for any ``a`` (the
     cross terms split onto the bins, module docstring); ``O(b a^2)``."""
+    return float(split_fixed_bin_log_moments(S, int(a))[int(a)])
+
+
+def split_fixed_bin_log_moments(S: np.ndarray, top: int) -> np.ndarray:
+    r""":func:`split_fixed_bin_log_moment` at every order ``0..top`` from one product of
+    the bins' series to degree ``top`` (``O(b top^2)``, the cost of the single order
+    ``top``).  A coefficient of degree ``d`` of a product of truncated series takes the
+    same floating-point operations whatever the truncation degree ``>= d``, so entry
+    ``a`` is bit-identical to the product truncated at ``a``."""
     S = np.asarray(S, dtype=np.float64)
+    top = int(top)
     b = S.shape[0]
     d = np.diag(S)
     r = S.sum(axis=1) - d
-    c = np.arange(a + 1, dtype=np.float64)
+    c = np.arange(top + 1, dtype=np.float64)
     lg = np.array([math.lgamma(x + 1.0) for x in c])
     logs = ((d + r)[:, None] * (c * (c - 1.0) / 2.0)[None, :] + r[:, None] * c[None, :] / 2.0
             - lg[None, :])
     # bins with equal rows share one factor: raise it to its multiplicity by squaring
     keys, inv, counts = np.unique(np.round(np.stack([d, r], 1), 14), axis=0,
                                   return_inverse=True, return_counts=True)
-    total = np.full(a + 1, -np.inf)
+    total = np.full(top + 1, -np.inf)
     total[0] = 0.0
     for g in range(keys.shape[0]):
         row = logs[np.nonzero(inv.ravel() == g)[0][0]]
-        total = _log_series_product(np.vstack([total, _power(row, int(counts[g]), a)]), a)
-    val = lg[a] - a * math.log(b) + total[a]
-    return up(max(val, 0.0), abs(val) + a * math.log(b) + float(np.max(np.abs(logs))))
+        total = _log_series_product(np.vstack([total, _power(row, int(counts[g]), top)]),
+                                    top)
+    # the round-off scale of order a takes the largest |log coefficient| of degree <= a
+    biggest = np.maximum.accumulate(np.max(np.abs(logs), axis=0))
+    out = np.empty(top + 1)
+    for a in range(top + 1):
+        val = lg[a] - a * math.log(b) + total[a]
+        out[a] = up(max(val, 0.0), abs(val) + a * math.log(b) + float(biggest[a]))
+    return out
 
 
 def _power(row: np.ndarray, e: int, a: int) -> np.ndarray:
