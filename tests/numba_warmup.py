@@ -105,6 +105,7 @@ KERNELS: tuple[Kernel, ...] = (
     Kernel("mechanisms.generalized_gaussian", "made:_root_kernel", ("F1 F F F F1",), "rdp",
            0.5),
     Kernel("sampled.certification.identity_envelopes", "_lower_hull", ("F1 F1",), "rdp", 0.2),
+    Kernel("sampled.certification.conditional", "_place", ("F2 I F2 F2 I1",), "rdp", 0.2),
     Kernel("engine.online", "online:0", ("C1 C1 C1 F1 F1 I I I1",), "online", 0.8),
     Kernel("engine.online", "online:1", ("C1 C1 C1 I F I",), "online", 0.1),
     Kernel("engine.online", "online:2", ("C1 C1 C1 I",), "online", 0.1),

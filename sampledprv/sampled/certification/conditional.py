@@ -42,6 +42,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from scipy import special
 
 from ...engine import LatticePMF
@@ -253,6 +254,15 @@ def _merged(pmf: LatticePMF, points: int, up: bool) -> tuple[np.ndarray, np.ndar
     return v[at], np.add.reduceat(w, idx), pmf.p_inf
 
 
+@njit(cache=True, nogil=True)
+def _place(pb, r0, t, nd, cols):  # pragma: no cover - numba
+    """``pb[r0 + i, cols[j]] = t[i, j]`` where ``nd[i, j] < 0`` (``S < log(T e^y)``), else
+    1 (the term is exactly 1 there): the scatter of :func:`_sf`, a copy."""
+    for i in range(t.shape[0]):
+        for j in range(t.shape[1]):
+            pb[r0 + i, cols[j]] = t[i, j] if nd[i, j] < 0.0 else 1.0
+
+
 def _sf(y: np.ndarray, s: np.ndarray, w: np.ndarray, p_top: float, mu: float,
         log_t: float) -> np.ndarray:
     r""":math:`P[\log(e^V + e^S) - \log T \ge y]` for :math:`S` on ``s`` with weights
@@ -262,8 +272,11 @@ def _sf(y: np.ndarray, s: np.ndarray, w: np.ndarray, p_top: float, mu: float,
     blocks of ``y``.  Its normal CDFs are evaluated only where they can matter: at the
     points of ``s`` with weight (a zero weight contributes exactly 0) and below
     :math:`\log(Te^y)` (above it the term is exactly 1); the other entries of the
-    block's matrix are filled with those exact values, so the sums are the same
-    floating-point operations as for the full matrix.
+    block's matrix hold those exact values (1, and 1 in the columns without weight,
+    written once), so the sums are the same floating-point operations as for the full
+    matrix.  :math:`\log(Te^y - e^S) = \log(Te^y) + \log(-\mathrm{expm1}(-d))`,
+    :math:`d = \log(Te^y) - S`, takes :math:`-d` as ``S - log(T e^y)`` (the same float:
+    subtraction rounds symmetrically) into buffers reused by every sub-block.
     """
     y = np.asarray(y, dtype=np.float64)
     out = np.full(y.size, float(p_top))
@@ -271,23 +284,27 @@ def _sf(y: np.ndarray, s: np.ndarray, w: np.ndarray, p_top: float, mu: float,
     keep = np.flatnonzero(w != 0.0)
     s_k = s[keep]
     ordered = s_k.size < 2 or bool(np.all(s_k[1:] >= s_k[:-1]))
-    p = np.empty((min(y.size, _Y_BLOCK), s.size))
+    p = np.ones((min(y.size, _Y_BLOCK), s.size))
+    buf_nd = np.empty(_Y_SUB * s_k.size)
+    buf_t = np.empty(_Y_SUB * s_k.size)
     for a in range(0, y.size, _Y_BLOCK):
         ly = y[a:a + _Y_BLOCK, None] + log_t                 # log(T e^y)
         pb = p[:ly.shape[0]]
-        pb.fill(1.0)
         for b in range(0, ly.shape[0], _Y_SUB):
             lb = ly[b:b + _Y_SUB]
             # the points with S < log(T e^y) for some y of the sub-block (s sorted)
             ncol = int(np.searchsorted(s_k, lb.max(), side="left")) if ordered \
                 else s_k.size
+            if ncol < keep.size:                # S >= log(T e^y) on every row: 1
+                pb[b:b + lb.shape[0], keep[ncol]:] = 1.0
             if ncol == 0:
                 continue
-            d = lb - s_k[None, :ncol]                        # log(T e^y) - S
-            t = np.maximum(d, 1e-300)
+            nd = buf_nd[:lb.shape[0] * ncol].reshape(lb.shape[0], ncol)
+            t = buf_t[:lb.shape[0] * ncol].reshape(lb.shape[0], ncol)
+            np.subtract(s_k[None, :ncol], lb, out=nd)          # -d = S - log(T e^y)
+            np.minimum(nd, -1e-300, out=t)                      # -max(d, 1e-300)
             with np.errstate(divide="ignore", invalid="ignore"):
                 # log(T e^y - e^S) = log(T e^y) + log1p(-e^{-(d)}), used where d > 0
-                np.negative(t, out=t)
                 np.expm1(t, out=t)
                 np.negative(t, out=t)
                 np.log(t, out=t)
@@ -295,8 +312,7 @@ def _sf(y: np.ndarray, s: np.ndarray, w: np.ndarray, p_top: float, mu: float,
                 np.subtract(m, t, out=t)
                 np.divide(t, mu, out=t)
             special.ndtr(t, out=t)
-            t[~(d > 0)] = 1.0                               # S >= log(T e^y): 1
-            pb[b:b + _Y_SUB, keep[:ncol]] = t
+            _place(pb, b, t, nd, keep)                          # 1 where d <= 0
         out[a:a + _Y_BLOCK] += pb @ w
     return np.minimum(out, 1.0)
 
