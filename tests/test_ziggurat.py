@@ -103,14 +103,15 @@ _TRITON = importlib.util.find_spec("triton") is not None
 @pytest.mark.skipif(not _TRITON, reason="Triton is not installed (the CPU torch build has none)")
 def test_triton_kernel_equals_the_mirror_bit_for_bit_in_the_interpreter():
     """Triton's interpreter runs the kernel with numpy's float32 arithmetic: it must write
-    exactly the mirror's draws, for one and two kernels and short lists (cap 2 and 4
-    take the recomputed-words path)."""
+    exactly the mirror's draws, for every finishing scheme (kernels 0, 1, 2) and short
+    lists (cap 2 and 4 take the recomputed-words path)."""
     code = (
         "import sys, numpy as np, torch\n"
         "from sampledprv.torch.fused_gg import launch_ziggurat\n"
         "from ziggurat_reference import ziggurat_reference\n"
         "for beta, n, q, cap, k in [(1.5, 3000, 128, 16, 2), (1.0, 2100, 64, 2, 1),\n"
-        "                           (4.0, 2000, 128, 4, 2), (2.5, 1500, 32, 64, 1)]:\n"
+        "                           (4.0, 2000, 128, 4, 2), (2.5, 1500, 32, 64, 1),\n"
+        "                           (3.0, 2000, 64, 64, 0), (1.0, 1500, 32, 64, 0)]:\n"
         "    out = launch_ziggurat(torch.empty(n), beta, torch.tensor([987654321012]),\n"
         "                          q=q, cap=cap, kernels=k)\n"
         "    ref = ziggurat_reference(n, beta, 987654321012, q=q)\n"

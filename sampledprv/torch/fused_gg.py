@@ -14,6 +14,13 @@ One Triton kernel draws ``GG(beta)`` noise by the ziggurat of :mod:`sampledprv.t
   takes up to two wedge/tail tests and two fresh strips from them.  Lists longer than
   ``CAP`` are finished ``CAP`` at a time, recomputing the same words.
 
+Measured on an H100 (``benchmarks/RESULTS.md``, "GG noise on a GPU: the ziggurat"):
+2.6-2.9x ``torch.randn`` at 1e8 float32 draws and 3.0-3.2x at 1e7, whole call (the
+rejection kernel it replaces: 6.6-8.5x).  The fast path alone would cost 0.8x
+``torch.randn``; the pending outputs' list and rounds take the rest.  ``kernels=0``
+(each lane finishes its own pending words, no list) and ``kernels=2`` (a second kernel
+finishes the lists) draw the same values and measured slower.
+
 Every output is the first accepted point of the ziggurat's own sequence of proposals,
 so the law is exactly the ziggurat's (see :mod:`sampledprv.torch.ziggurat`): no
 truncation, no redraw by another sampler.  A pending output still unresolved after
@@ -42,10 +49,11 @@ from .ziggurat import LAYERS, ziggurat_tables
 
 __all__ = ["fused_available", "fused_generalized_gaussian"]
 
-_Q = 128           # Philox lanes per program: 4 * _Q outputs
-_CAP = 64          # pending outputs finished together (about 2% of 4 * _Q are pending)
+# launch shape, swept on an H100 (benchmarks/RESULTS.md, "GG noise on a GPU")
+_Q = 32            # Philox lanes per program: 4 * _Q outputs
+_CAP = 32          # pending outputs finished together (about 2% of 4 * _Q are pending)
 _NUM_WARPS = 1
-_KERNELS = 2       # 2: a second kernel finishes the pending lists
+_KERNELS = 1       # 1: each program finishes its own list
 _ROUNDS = 64       # slow rounds at most (each resolves a pending output w.p. > 3/4)
 _MAX_CHUNK = 2 ** 30  # output indices are int32 Philox counters: launch in chunks
 
@@ -134,13 +142,10 @@ try:  # pragma: no cover - exercised on CUDA machines (and Triton's interpreter)
                 tl.where(new, i2 == 0, tail))
 
     @triton.jit
-    def _finish(m, seed, out_ptr, sc_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta, bm1,
-                log2r, scale, CAP: tl.constexpr, ROUNDS: tl.constexpr):
-        """Finish the ``m`` pending outputs stored in the scratch list."""
-        idx = tl.arange(0, CAP)
-        act = idx < m
-        pos = tl.load(sc_ptr + idx, mask=act, other=0)
-        wd = tl.load(sc_ptr + CAP + idx, mask=act, other=0).to(tl.uint32, bitcast=True)
+    def _resolve(act, pos, wd, seed, out_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta, bm1,
+                 log2r, scale, ROUNDS: tl.constexpr):
+        """Finish the pending words ``wd`` (outputs ``pos``) where ``act``: rounds of four
+        words keyed by (``seed + 1 + round``, ``pos``) until every one is accepted."""
         i, s, x, ok = _fresh(wd, k_ptr, w_ptr)
         tail = i == 0                                  # strip 0 beyond r
         left = tl.sum(act.to(tl.int32), axis=0)
@@ -153,7 +158,48 @@ try:  # pragma: no cover - exercised on CUDA machines (and Triton's interpreter)
                                        f_ptr, beta, inv_beta, r_beta, bm1, log2r, scale)
             left = tl.sum(act.to(tl.int32), axis=0)
             rnd += 1
-        tl.store(out_ptr + pos, tl.full([CAP], float("nan"), tl.float32), mask=act)
+        tl.store(out_ptr + pos, tl.full(pos.shape, float("nan"), tl.float32), mask=act)
+
+    @triton.jit
+    def _finish(m, seed, out_ptr, sc_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta, bm1,
+                log2r, scale, CAP: tl.constexpr, ROUNDS: tl.constexpr):
+        """Finish the ``m`` pending outputs stored in the scratch list."""
+        idx = tl.arange(0, CAP)
+        act = idx < m
+        pos = tl.load(sc_ptr + idx, mask=act, other=0)
+        wd = tl.load(sc_ptr + CAP + idx, mask=act, other=0).to(tl.uint32, bitcast=True)
+        _resolve(act, pos, wd, seed, out_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta, bm1,
+                 log2r, scale, ROUNDS)
+
+    @triton.jit
+    def _zig_lane_kernel(out_ptr, n, seed_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta,
+                         bm1, log2r, scale, Q: tl.constexpr, ROUNDS: tl.constexpr):
+        """No list: each lane finishes its own pending words, the first pending of its four
+        at a time (a lane rarely has two), in registers."""
+        pid = tl.program_id(0)
+        seed = tl.load(seed_ptr)
+        lane = tl.arange(0, Q)
+        pos0 = pid * (4 * Q) + lane
+        w0, w1, w2, w3 = tl.randint4x(seed, pid * Q + lane)
+        p0 = _fast(w0, pos0, n, out_ptr, k_ptr, w_ptr, scale)
+        p1 = _fast(w1, pos0 + Q, n, out_ptr, k_ptr, w_ptr, scale)
+        p2 = _fast(w2, pos0 + 2 * Q, n, out_ptr, k_ptr, w_ptr, scale)
+        p3 = _fast(w3, pos0 + 3 * Q, n, out_ptr, k_ptr, w_ptr, scale)
+        pend = p0 + p1 + p2 + p3
+        while tl.max(pend, axis=0) > 0:
+            s0 = p0
+            s1 = p1 * (1 - s0)
+            s2 = p2 * (1 - s0) * (1 - s1)
+            s3 = p3 * (1 - s0) * (1 - s1) * (1 - s2)
+            wd = tl.where(s0 != 0, w0, tl.where(s1 != 0, w1, tl.where(s2 != 0, w2, w3)))
+            pos = pos0 + Q * (s1 + 2 * s2 + 3 * s3)
+            _resolve(pend > 0, pos, wd, seed, out_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta,
+                     r_beta, bm1, log2r, scale, ROUNDS)
+            p0 = p0 - s0
+            p1 = p1 - s1
+            p2 = p2 - s2
+            p3 = p3 - s3
+            pend = p0 + p1 + p2 + p3
 
     @triton.jit
     def _head(out_ptr, sc_ptr, n, seed, pid, k_ptr, w_ptr, scale, Q: tl.constexpr,
@@ -256,8 +302,8 @@ def launch_ziggurat(out: torch.Tensor, beta: float, key: torch.Tensor, *, scale:
     ``key``, an int64 tensor of one element on ``out``'s device); ``len(out) <= 2^30``.
 
     ``q`` (Philox lanes per program), ``cap`` (list length finished at once),
-    ``num_warps`` and ``kernels`` (1: each program finishes its own list; 2: a second
-    kernel does) are exposed for tests (a small ``cap`` exercises long lists) and tuning.
+    ``num_warps`` and ``kernels`` (0: no list, each lane finishes its own pending words;
+    1: each program finishes its own list; 2: a second kernel does) are exposed for tests (a small ``cap`` exercises long lists) and tuning.
     The draws depend on ``q`` only: any ``cap``, ``num_warps`` and ``kernels`` give the
     same values."""
     q = _Q if q is None else int(q)
@@ -269,14 +315,17 @@ def launch_ziggurat(out: torch.Tensor, beta: float, key: torch.Tensor, *, scale:
         raise ValueError(f"launch_ziggurat fills at most 2^30 outputs, got {n}")
     if q < 1 or cap < 1 or q & (q - 1) or cap & (cap - 1):
         raise ValueError(f"q and cap must be powers of two, got {q}, {cap}")
-    if kernels not in (1, 2):
-        raise ValueError(f"kernels must be 1 or 2, got {kernels}")
+    if kernels not in (0, 1, 2):
+        raise ValueError(f"kernels must be 0, 1 or 2, got {kernels}")
     t = ziggurat_tables(beta)
     k, w, f = _tables_on(t.beta, out.device)
     programs = triton.cdiv(n, 4 * q)
     scratch = torch.empty(programs * 2 * cap, device=out.device, dtype=torch.int32)
     law = (t.beta, 1.0 / t.beta, t.r ** t.beta, t.beta - 1.0, math.log2(t.r), float(scale))
-    if kernels == 1:
+    if kernels == 0:
+        _zig_lane_kernel[(programs,)](out, n, key, k, w, f, *law, Q=q, ROUNDS=rounds,
+                                      num_warps=num_warps)
+    elif kernels == 1:
         _zig_kernel[(programs,)](out, scratch, n, key, k, w, f, *law, Q=q, CAP=cap,
                                  ROUNDS=rounds, num_warps=num_warps)
     else:
