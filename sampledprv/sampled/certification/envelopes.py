@@ -25,8 +25,11 @@ and subtracted from the lower one.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -82,6 +85,37 @@ def _beta_ppf(q: float, a: np.ndarray, b: np.ndarray, progress: Optional[bool],
     return out
 
 
+#: Clopper-Pearson quantile arrays kept for repeated queries (keyed by side, ``n``, level
+#: and the digest of the distinct counts): the envelopes of one histogram are built again
+#: by every query of a composition and by accountants that draw the same samples
+_CP_MEMO: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
+_CP_MEMO_SIZE = 16
+#: arrays shorter than this are recomputed (their quantiles cost less than the key)
+_CP_MEMO_LEAST = 64
+_cp_lock = threading.Lock()
+
+
+def _memo_ppf(side: str, uk: np.ndarray, n: int, a: float, compute) -> np.ndarray:
+    """``compute()`` (the quantiles of the distinct counts ``uk``), or the same array from
+    an earlier call with equal arguments (a pure function of them: bit-identical)."""
+    if uk.size < _CP_MEMO_LEAST:
+        return compute()
+    key = (side, int(n), float(a).hex(), uk.size,
+           hashlib.sha1(np.ascontiguousarray(uk).tobytes()).hexdigest())
+    with _cp_lock:
+        hit = _CP_MEMO.get(key)
+        if hit is not None:
+            _CP_MEMO.move_to_end(key)
+            return hit
+    out = compute()
+    out.setflags(write=False)
+    with _cp_lock:
+        _CP_MEMO[key] = out
+        while len(_CP_MEMO) > _CP_MEMO_SIZE:
+            _CP_MEMO.popitem(last=False)
+    return out
+
+
 def cp_upper(k: np.ndarray, n: int, a: float, progress: Optional[bool] = False) -> np.ndarray:
     """One-sided Clopper-Pearson upper bound: ``P[p <= U] >= 1 - a`` for ``k ~ Bin(n, p)``.
 
@@ -90,8 +124,8 @@ def cp_upper(k: np.ndarray, n: int, a: float, progress: Optional[bool] = False) 
     out = np.ones_like(k)
     m = k < n
     uk, inv = np.unique(k[m], return_inverse=True)     # tail counts repeat: ppf once each
-    out[m] = _beta_ppf(1.0 - a, uk + 1.0, n - uk, progress,
-                       "Clopper-Pearson upper envelope")[inv]
+    out[m] = _memo_ppf("upper", uk, n, a, lambda: _beta_ppf(
+        1.0 - a, uk + 1.0, n - uk, progress, "Clopper-Pearson upper envelope"))[inv]
     return out
 
 
@@ -101,8 +135,8 @@ def cp_lower(k: np.ndarray, n: int, a: float, progress: Optional[bool] = False) 
     out = np.zeros_like(k)
     m = k > 0
     uk, inv = np.unique(k[m], return_inverse=True)
-    out[m] = _beta_ppf(a, uk, n - uk + 1.0, progress,
-                       "Clopper-Pearson lower envelope")[inv]
+    out[m] = _memo_ppf("lower", uk, n, a, lambda: _beta_ppf(
+        a, uk, n - uk + 1.0, progress, "Clopper-Pearson lower envelope"))[inv]
     return out
 
 
