@@ -90,6 +90,8 @@ def _beta_ppf(q: float, a: np.ndarray, b: np.ndarray, progress: Optional[bool],
 #: by every query of a composition and by accountants that draw the same samples
 _CP_MEMO: "OrderedDict[tuple, np.ndarray]" = OrderedDict()
 _CP_MEMO_SIZE = 16
+#: ... holding at most this many quantiles in all (32 MiB); a longer array is not kept
+_CP_MEMO_FLOATS = 2**22
 #: arrays shorter than this are recomputed (their quantiles cost less than the key)
 _CP_MEMO_LEAST = 64
 _cp_lock = threading.Lock()
@@ -108,10 +110,13 @@ def _memo_ppf(side: str, uk: np.ndarray, n: int, a: float, compute) -> np.ndarra
             _CP_MEMO.move_to_end(key)
             return hit
     out = compute()
+    if out.size > _CP_MEMO_FLOATS:
+        return out
     out.setflags(write=False)
     with _cp_lock:
         _CP_MEMO[key] = out
-        while len(_CP_MEMO) > _CP_MEMO_SIZE:
+        while len(_CP_MEMO) > _CP_MEMO_SIZE or \
+                sum(v.size for v in _CP_MEMO.values()) > _CP_MEMO_FLOATS:
             _CP_MEMO.popitem(last=False)
     return out
 
