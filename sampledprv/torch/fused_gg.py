@@ -22,8 +22,11 @@ rejection kernel it replaces: 6.6-8.5x).  The fast path alone would cost 0.8x
 finishes the lists) draw the same values and measured slower.
 
 Every output is the first accepted point of the ziggurat's own sequence of proposals,
-so the law is exactly the ziggurat's (see :mod:`sampledprv.torch.ziggurat`): no
-truncation, no redraw by another sampler.  A pending output still unresolved after
+so the law is the ziggurat's (see :mod:`sampledprv.torch.ziggurat`), with no redraw by
+another sampler.  One truncation: the tail's :math:`E \sim \mathrm{Exp}(1)` comes from a
+32-bit uniform, so :math:`E \le 22.9` and nothing is drawn beyond
+:math:`(r^\beta + 22.9)^{1/\beta}` (30.6 at beta = 1, 2.3 at beta = 4), a mass below
+:math:`6 \cdot 10^{-14}` for every beta >= 1.  A pending output still unresolved after
 ``_ROUNDS`` slow rounds (each resolves it with probability above 3/4, so about
 ``4^{-64}``) is written as NaN rather than as a wrong value.
 
@@ -47,7 +50,7 @@ import torch
 
 from .ziggurat import LAYERS, ziggurat_tables
 
-__all__ = ["fused_available", "fused_generalized_gaussian"]
+__all__ = ["fused_available", "fused_generalized_gaussian", "launch_ziggurat"]
 
 # launch shape, swept on an H100 (benchmarks/RESULTS.md, "GG noise on a GPU")
 _Q = 32            # Philox lanes per program: 4 * _Q outputs
