@@ -150,3 +150,21 @@ def test_mirror_wedge_and_tail_decisions_match_float64(beta):
     np.testing.assert_allclose(xt, xt64, rtol=1e-5)
     exact_t = (wb >> 8) * 2.0 ** -24 < (t.r / xt64) ** (beta - 1)
     assert (acc_t != exact_t).mean() < 1e-4
+
+
+def test_launch_refuses_bad_arguments():
+    torch = pytest.importorskip("torch")
+    from sampledprv.torch import fused_gg
+    key = torch.tensor([1])
+    if not fused_gg._HAVE_TRITON:
+        with pytest.raises(ValueError, match="launch_ziggurat needs Triton"):
+            fused_gg.launch_ziggurat(torch.empty(8), 1.5, key)
+        return
+    with pytest.raises(ValueError, match="out must be a contiguous 1-D float32"):
+        fused_gg.launch_ziggurat(torch.empty(8, dtype=torch.float64), 1.5, key)
+    with pytest.raises(ValueError, match="key must be one int64"):
+        fused_gg.launch_ziggurat(torch.empty(8), 1.5, torch.tensor([1, 2]))
+    with pytest.raises(ValueError, match="powers of two"):
+        fused_gg.launch_ziggurat(torch.empty(8), 1.5, key, q=48)
+    with pytest.raises(ValueError, match="kernels must be"):
+        fused_gg.launch_ziggurat(torch.empty(8), 1.5, key, kernels=3)

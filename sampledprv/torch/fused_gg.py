@@ -309,6 +309,16 @@ def launch_ziggurat(out: torch.Tensor, beta: float, key: torch.Tensor, *, scale:
     1: each program finishes its own list; 2: a second kernel does) are exposed for tests (a small ``cap`` exercises long lists) and tuning.
     The draws depend on ``q`` only: any ``cap``, ``num_warps`` and ``kernels`` give the
     same values."""
+    if not _HAVE_TRITON:
+        raise ValueError("launch_ziggurat needs Triton (installed with CUDA builds of torch); "
+                         "use sampledprv.torch.generalized_gaussian, which falls back to the "
+                         "portable sampler")
+    if out.dtype != torch.float32 or out.dim() != 1 or not out.is_contiguous():
+        raise ValueError(f"out must be a contiguous 1-D float32 tensor, got {out.dtype} of "
+                         f"shape {tuple(out.shape)}")
+    if key.dtype != torch.int64 or key.numel() != 1 or key.device != out.device:
+        raise ValueError("key must be one int64 element on out's device, e.g. "
+                         "torch.tensor([seed], device=out.device)")
     q = _Q if q is None else int(q)
     cap = _CAP if cap is None else int(cap)
     num_warps = _NUM_WARPS if num_warps is None else int(num_warps)
