@@ -9,7 +9,6 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.stats import truncnorm
 
 import sampledprv as sp
 from sampledprv.sampled.certification.loss_identity import from_draws, identity_violation
@@ -18,7 +17,15 @@ from gaussian_pair import good_p, good_q, logp, logq  # noqa: E402 (tests/ on th
 
 
 def _truncated(c):
-    return lambda rng, n: 1.0 + truncnorm.rvs(-c, c, size=n, random_state=rng)
+    """1 + N(0, 1) truncated to [-c, c], by rejection from N(0, 1) (exactly the law of
+    ``scipy.stats.truncnorm(-c, c)``, ten times faster than its inverse-CDF ``rvs``)."""
+    def sample(rng, n):
+        out = np.empty(0)
+        while out.size < n:
+            z = rng.normal(size=int((n - out.size) * 1.1) + 16)
+            out = np.concatenate([out, z[np.abs(z) <= c]])
+        return 1.0 + out[:n]
+    return sample
 
 
 #: the sampler bugs: (sample_p, sample_q)
@@ -89,7 +96,7 @@ def test_narrow_samplers_are_caught_or_conservative(exact):
     optimistic, caught, total = _runs((20_000, 200_000), (0, 1), exact)
     assert total == 64
     assert not optimistic, optimistic
-    assert caught >= 50          # measured: 60 of 64 refused, the other 4 conservative
+    assert caught >= 50          # measured: 60-64 of 64 refused, the others conservative
 
 
 def test_narrow_samplers_quick(exact):
