@@ -19,7 +19,9 @@ Measured on an H100 (``benchmarks/RESULTS.md``, "GG noise on a GPU: the ziggurat
 rejection kernel it replaces: 6.6-8.5x).  The fast path alone would cost 0.8x
 ``torch.randn``; the pending outputs' list and rounds take the rest.  ``kernels=0``
 (each lane finishes its own pending words, no list) and ``kernels=2`` (a second kernel
-finishes the lists) draw the same values and measured slower.
+finishes the lists) draw the same values; at their best shapes they measured 12% slower
+at beta = 1 and within 4% at beta 1.5 and 4 (``kernels=0``), and 5-10% slower
+(``kernels=2``).
 
 Every output is the first accepted point of the ziggurat's own sequence of proposals,
 so the law is the ziggurat's (see :mod:`sampledprv.torch.ziggurat`), with no redraw by
