@@ -177,12 +177,9 @@ try:  # pragma: no cover - exercised on CUDA machines (and Triton's interpreter)
                  log2r, scale, ROUNDS)
 
     @triton.jit
-    def _zig_lane_kernel(out_ptr, n, seed_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta,
-                         bm1, log2r, scale, Q: tl.constexpr, ROUNDS: tl.constexpr):
-        """No list: each lane finishes its own pending words, the first pending of its four
-        at a time (a lane rarely has two), in registers."""
-        pid = tl.program_id(0)
-        seed = tl.load(seed_ptr)
+    def _fast4(out_ptr, n, seed, pid, k_ptr, w_ptr, scale, Q: tl.constexpr):
+        """The fast path of a program's 4 Q outputs (one Philox call per lane): the outputs'
+        first indices, the four words and their pending flags."""
         lane = tl.arange(0, Q)
         pos0 = pid * (4 * Q) + lane
         w0, w1, w2, w3 = tl.randint4x(seed, pid * Q + lane)
@@ -190,6 +187,17 @@ try:  # pragma: no cover - exercised on CUDA machines (and Triton's interpreter)
         p1 = _fast(w1, pos0 + Q, n, out_ptr, k_ptr, w_ptr, scale)
         p2 = _fast(w2, pos0 + 2 * Q, n, out_ptr, k_ptr, w_ptr, scale)
         p3 = _fast(w3, pos0 + 3 * Q, n, out_ptr, k_ptr, w_ptr, scale)
+        return pos0, w0, w1, w2, w3, p0, p1, p2, p3
+
+    @triton.jit
+    def _zig_lane_kernel(out_ptr, n, seed_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta,
+                         bm1, log2r, scale, Q: tl.constexpr, ROUNDS: tl.constexpr):
+        """No list: each lane finishes its own pending words, the first pending of its four
+        at a time (a lane rarely has two), in registers."""
+        pid = tl.program_id(0)
+        seed = tl.load(seed_ptr)
+        pos0, w0, w1, w2, w3, p0, p1, p2, p3 = _fast4(out_ptr, n, seed, pid, k_ptr, w_ptr,
+                                                      scale, Q)
         pend = p0 + p1 + p2 + p3
         while tl.max(pend, axis=0) > 0:
             s0 = p0
@@ -210,13 +218,8 @@ try:  # pragma: no cover - exercised on CUDA machines (and Triton's interpreter)
     def _head(out_ptr, sc_ptr, n, seed, pid, k_ptr, w_ptr, scale, Q: tl.constexpr,
               CAP: tl.constexpr):
         """The fast path of a program's 4 Q outputs and its pending list; its length."""
-        lane = tl.arange(0, Q)
-        pos0 = pid * (4 * Q) + lane
-        w0, w1, w2, w3 = tl.randint4x(seed, pid * Q + lane)
-        p0 = _fast(w0, pos0, n, out_ptr, k_ptr, w_ptr, scale)
-        p1 = _fast(w1, pos0 + Q, n, out_ptr, k_ptr, w_ptr, scale)
-        p2 = _fast(w2, pos0 + 2 * Q, n, out_ptr, k_ptr, w_ptr, scale)
-        p3 = _fast(w3, pos0 + 3 * Q, n, out_ptr, k_ptr, w_ptr, scale)
+        pos0, w0, w1, w2, w3, p0, p1, p2, p3 = _fast4(out_ptr, n, seed, pid, k_ptr, w_ptr,
+                                                      scale, Q)
         return _list(w0, w1, w2, w3, p0, p1, p2, p3, pos0, 0, sc_ptr, Q, CAP)
 
     @triton.jit
