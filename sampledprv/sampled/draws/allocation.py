@@ -299,7 +299,7 @@ def _allocation_losses(ell: Any, k: int, logc: float, force_log: bool = False) -
     out = k * m[:, 0] + ek.log() - logc
     bad = ~(ek > _EK_FLOOR)
     if force_log:
-        bad = bad.logical_or(~bad)
+        bad = bad.new_ones(bad.shape)                    # every row (a bool tensor)
     if bool(bad.any()):
         out[bad] = _log_esp_tree(ell[bad], k) - logc
     return out
