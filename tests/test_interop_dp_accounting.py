@@ -42,31 +42,35 @@ def pld_epsilon(event, delta, rel=NR.ADD_OR_REMOVE_ONE, h=H):
 @pytest.mark.parametrize("rel", [NR.ADD_OR_REMOVE_ONE, NR.REPLACE_ONE])
 def test_fast_gaussian_deltas_are_bitwise_dp_accountings(rel):
     """tests/dp_accounting_fast.py's array inverse gives exactly dp-accounting's deltas
-    (ADD, REMOVE and REPLACE, scalar and array queries, epsilon 0 and negative ones
-    included) and the same PLD; subsampled Gaussians keep dp-accounting's own code."""
+    (ADD, REMOVE and REPLACE, with and without Poisson subsampling, scalar and array
+    queries, epsilon 0, negative ones and the ends +-log(1 - q) of the subsampled
+    inverse included) and the same PLD."""
     from dp_accounting.pld import privacy_loss_mechanism as plm
     rng = np.random.default_rng(3)
     eps = np.concatenate([[0.0, -0.0, -1.5, 1e-12, 40.0], rng.uniform(-3.0, 8.0, 2000)])
     kinds = ([plm.AdjacencyType.REPLACE] if rel == NR.REPLACE_ONE
              else [plm.AdjacencyType.ADD, plm.AdjacencyType.REMOVE])
     for kind in kinds:
-        for sigma, sens in ((0.7, 1.0), (3.3, 2.5)):
-            mech = plm.GaussianPrivacyLoss(sigma, sens, adjacency_type=kind)
-            ref, ref1 = mech.get_delta_for_epsilon(eps), mech.get_delta_for_epsilon(0.3)
+        for sigma, sens, q in ((0.7, 1.0, 1.0), (3.3, 2.5, 1.0), (0.7, 1.0, 0.1),
+                               (3.3, 2.5, 0.004), (0.6, 1.0, 0.9)):
+            mech = plm.GaussianPrivacyLoss(sigma, sens, sampling_prob=q, adjacency_type=kind)
+            e = eps
+            if q < 1.0:
+                lo, hi = math.log1p(-q), -math.log1p(-q)
+                e = np.concatenate([eps, [lo, hi, np.nextafter(lo, 0.0), np.nextafter(hi, 0.0),
+                                          lo * (1 + 1e-10), hi * (1 - 1e-10)],
+                                    rng.uniform(lo, hi, 500)])
+            ref, ref1 = mech.get_delta_for_epsilon(e), mech.get_delta_for_epsilon(0.3)
             with fast_gaussian_pld():
-                got, got1 = mech.get_delta_for_epsilon(eps), mech.get_delta_for_epsilon(0.3)
-            assert got.dtype == ref.dtype and np.array_equal(got, ref) and got1 == ref1
-    sub = plm.GaussianPrivacyLoss(1.0, 1.0, sampling_prob=0.1)
-    with fast_gaussian_pld():
-        assert np.array_equal(sub.get_delta_for_epsilon(eps[eps > 0]),
-                              plm.GaussianPrivacyLoss(1.0, 1.0, sampling_prob=0.1)
-                              .get_delta_for_epsilon(eps[eps > 0]))
-    ev = de.GaussianDpEvent(1.3)
-    a, b = (pld_acc.PLDAccountant(rel, value_discretization_interval=1e-3) for _ in "ab")
-    a.compose(ev, 3)
-    with fast_gaussian_pld():
-        b.compose(ev, 3)
-    assert a.get_epsilon(1e-6) == b.get_epsilon(1e-6)
+                got, got1 = mech.get_delta_for_epsilon(e), mech.get_delta_for_epsilon(0.3)
+            assert got.dtype == ref.dtype and np.array_equal(got, ref) and got1 == ref1, \
+                (kind, sigma, sens, q)
+    for ev in (de.GaussianDpEvent(1.3), de.PoissonSampledDpEvent(0.05, de.GaussianDpEvent(1.3))):
+        a, b = (pld_acc.PLDAccountant(rel, value_discretization_interval=1e-3) for _ in "ab")
+        a.compose(ev, 3)
+        with fast_gaussian_pld():
+            b.compose(ev, 3)
+        assert a.get_epsilon(1e-6) == b.get_epsilon(1e-6)
     assert "get_delta_for_epsilon" in plm.AdditiveNoisePrivacyLoss.__dict__
 
 

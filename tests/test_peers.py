@@ -10,6 +10,7 @@ import sampledprv as sp
 prv_accountant = pytest.importorskip("prv_accountant")
 dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting.pld import pld_privacy_accountant  # noqa: E402
+from dp_accounting_fast import fast_gaussian_pld  # noqa: E402
 
 SETTINGS = [(0.8, 1e-3, 100), (0.8, 0.05, 1000), (1.0, 0.01, 10_000), (2.0, 0.05, 100),
             (1.5, 4e-3, 100_000), (2.0, 1e-3, 10_000)]
@@ -25,7 +26,8 @@ def prv_eps(sigma, q, k, delta):
 
 def dpa_eps(sigma, q, k, delta):
     acc = pld_privacy_accountant.PLDAccountant()
-    acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), k)
+    with fast_gaussian_pld():        # dp-accounting's PLD bit for bit, in less time
+        acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), k)
     return acc.get_epsilon(delta)
 
 
