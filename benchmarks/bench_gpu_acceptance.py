@@ -15,12 +15,19 @@ Each check prints its measured figure, its target and ``met`` / ``NOT met``:
    the issue fixes neither the bands' values nor sigma: sigma = 2 here, as in the
    2-core case 3), ``epsilon(1e-5)`` through the sampled accountant with the torch
    backend on the device; target width <= 0.1, reporting the time.
+4. **The ziggurat's finishing schemes** (not an acceptance check; ``--checks 4``): the
+   fused kernel's ``kernels=1`` (each program lists and finishes its pending words) and
+   ``kernels=3`` (the fast kernel only flags them; a second kernel lists and finishes
+   them, ``block`` lanes per program) at several shapes, each against ``torch.randn`` at
+   1e8 draws, and whether every shape drew the same values bit for bit.  Needs CUDA and
+   Triton; elsewhere it says so.
 
 Run on a machine with a CUDA device::
 
     python benchmarks/bench_gpu_acceptance.py                 # the acceptance sizes
     python benchmarks/bench_gpu_acceptance.py --smoke         # tiny sizes (any device)
     python benchmarks/bench_gpu_acceptance.py --checks 1,2    # some of the checks
+    python benchmarks/bench_gpu_acceptance.py --checks 4      # the ziggurat's schemes
 
 Without CUDA it runs on the CPU and says so: the figures are then not the acceptance
 figures (the test suite runs ``--smoke`` this way, so that the script cannot rot).
@@ -81,6 +88,43 @@ def check_gg_noise(dev: torch.device, sizes: list[int], repeats: int) -> bool:
     return ok
 
 
+#: (kernels, q, cap, num_warps, block, finish_warps) of check 4; the first is the default
+ZIG_SHAPES = ((1, 32, 32, 1, 4096, 4),
+              (3, 32, 64, 1, 1024, 4), (3, 32, 128, 1, 4096, 4), (3, 32, 256, 1, 4096, 8),
+              (3, 32, 256, 1, 16384, 8), (3, 64, 128, 2, 4096, 4), (3, 128, 256, 4, 8192, 8))
+
+
+def check_ziggurat_schemes(dev: torch.device, n: int, repeats: int) -> "bool | None":
+    """Time ``launch_ziggurat``'s finishing schemes against randn; True when every shape
+    drew the same values bit for bit as the first shape of its ``q`` (None: not run)."""
+    from sampledprv.torch import fused_gg  # noqa: PLC0415 - imports Triton
+    if not fused_gg.fused_available(dev):
+        print("  not run: needs a CUDA device and Triton")
+        return None
+    key = torch.tensor([20261128], device=dev, dtype=torch.int64)
+    same = True
+    for beta in BETAS:
+        ref_vals = {}
+        for kern, q, cap, warps, block, fwarps in ZIG_SHAPES:
+            out = torch.empty(n, device=dev, dtype=torch.float32)
+            run = lambda: fused_gg.launch_ziggurat(  # noqa: E731
+                out, beta, key, q=q, cap=cap, num_warps=warps, kernels=kern, block=block,
+                finish_warps=fwarps)
+            rnd = lambda: torch.randn(n, device=dev, dtype=torch.float32)  # noqa: E731
+            run(), rnd()                                  # warm-up, compilation
+            r = statistics.median(_timed(run, dev) / max(_timed(rnd, dev), 1e-9)
+                                  for _ in range(repeats))
+            if q in ref_vals:
+                equal = bool(torch.equal(ref_vals[q], out))
+                same &= equal
+            else:
+                ref_vals[q], equal = out.clone(), True
+            print(f"  beta={beta:<4g} kernels={kern} q={q} cap={cap} warps={warps} "
+                  f"block={block} finish_warps={fwarps}: {r:5.2f}x randn"
+                  f"{'' if equal else '  (DIFFERENT values)'}", flush=True)
+    return same
+
+
 def check_random_allocation(dev: torch.device, n: int, bins: int) -> bool:
     spec = sp.RandomAllocation(0.55, 391, 5)
     import numpy as np
@@ -122,11 +166,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script runs")
     ap.add_argument("--checks", default="1,2,3",
-                    help="comma-separated checks to run (default: 1,2,3)")
+                    help="comma-separated checks to run (default: 1,2,3; 4: the ziggurat's "
+                         "finishing schemes)")
     args = ap.parse_args()
-    checks = {int(c) for c in args.checks.split(",")}
-    if not checks <= {1, 2, 3}:
-        ap.error(f"--checks takes numbers among 1, 2, 3, got {args.checks!r}")
+    try:
+        checks = {int(c) for c in args.checks.split(",")}
+    except ValueError:
+        checks = {0}
+    if not checks <= {1, 2, 3, 4}:
+        ap.error(f"--checks takes numbers among 1, 2, 3, 4, got {args.checks!r}")
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "CPU"
     print(f"device {dev} ({name}); host {cpu_model()}, {os.cpu_count()} logical CPUs, "
@@ -146,7 +194,12 @@ def main() -> None:
         print("3. matrix mechanism, fixed bin, 64 bands, torch backend")
         ok["matrix mechanism"] = check_matrix_mechanism(
             dev, *((10, 40, 4, 20_000) if args.smoke else (1000, 10_000, 64, 10_000_000)))
-    print("summary: " + "; ".join(f"{k} {'met' if v else 'NOT met'}" for k, v in ok.items())
+    if 4 in checks:
+        print("4. the ziggurat's finishing schemes against torch.randn (float32)")
+        ok["same draws in every scheme"] = check_ziggurat_schemes(
+            dev, 10_000 if args.smoke else 100_000_000, 2 if args.smoke else 7)
+    verdict = {True: "met", False: "NOT met", None: "not run"}
+    print("summary: " + "; ".join(f"{k} {verdict[v]}" for k, v in ok.items())
           + f" (on {dev})")
 
 

@@ -41,7 +41,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "bench_compare_quick.py": [],
     "bench_dask_scale.py": ["--n", "1e5", "--eff-n", "1e5", "--repeats", "1", "--sims", "1",
                             "--skip-long"],
-    "bench_gpu_acceptance.py": ["--smoke"],
+    "bench_gpu_acceptance.py": ["--smoke", "--checks", "1,2,3,4"],
     "bench_group.py": ["--sizes", "1,2", "--steps", "50"],
     "bench_dpsgd_accounting.py": ["--ks", "1e2", "--no-trace", "--repeat", "1"],
     "bench_long_k.py": ["--ks", "1e3", "--timeout", "120", "--phases"],

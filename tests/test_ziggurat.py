@@ -103,19 +103,24 @@ _TRITON = importlib.util.find_spec("triton") is not None
 @pytest.mark.skipif(not _TRITON, reason="Triton is not installed (the CPU torch build has none)")
 def test_triton_kernel_equals_the_mirror_bit_for_bit_in_the_interpreter():
     """Triton's interpreter runs the kernel with numpy's float32 arithmetic: it must write
-    exactly the mirror's draws, for every finishing scheme (kernels 0, 1, 2) and short
-    lists (cap 2 and 4 take the recomputed-words path)."""
+    exactly the mirror's draws, for every finishing scheme (kernels 0, 1, 2, 3) and short
+    lists (cap 2 and 4 take the recomputed-words path of kernels 1 and 2, and several
+    lists per block in kernel 3; block 32 and 64 give kernel 3 several blocks, the last
+    one partly past the end)."""
     code = (
         "import sys, numpy as np, torch\n"
         "from sampledprv.torch.fused_gg import launch_ziggurat\n"
         "from ziggurat_reference import ziggurat_reference\n"
-        "for beta, n, q, cap, k in [(1.5, 3000, 128, 16, 2), (1.0, 2100, 64, 2, 1),\n"
-        "                           (4.0, 2000, 128, 4, 2), (2.5, 1500, 32, 64, 1),\n"
-        "                           (3.0, 2000, 64, 64, 0), (1.0, 1500, 32, 64, 0)]:\n"
+        "for beta, n, q, cap, k, blk in [\n"
+        "        (1.5, 3000, 128, 16, 2, 4096), (1.0, 2100, 64, 2, 1, 4096),\n"
+        "        (4.0, 2000, 128, 4, 2, 4096), (2.5, 1500, 32, 64, 1, 4096),\n"
+        "        (3.0, 2000, 64, 64, 0, 4096), (1.0, 1500, 32, 64, 0, 4096),\n"
+        "        (1.5, 3000, 64, 4, 3, 4096), (1.0, 2100, 32, 8, 3, 64),\n"
+        "        (4.0, 2500, 16, 2, 3, 32)]:\n"
         "    out = launch_ziggurat(torch.empty(n), beta, torch.tensor([987654321012]),\n"
-        "                          q=q, cap=cap, kernels=k)\n"
+        "                          q=q, cap=cap, kernels=k, block=blk)\n"
         "    ref = ziggurat_reference(n, beta, 987654321012, q=q)\n"
-        "    assert np.array_equal(out.numpy(), ref), (beta, q, cap, k)\n"
+        "    assert np.array_equal(out.numpy(), ref), (beta, q, cap, k, blk)\n"
         "print('ok')\n")
     env = dict(os.environ, TRITON_INTERPRET="1",
                PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
@@ -166,5 +171,7 @@ def test_launch_refuses_bad_arguments():
         fused_gg.launch_ziggurat(torch.empty(8), 1.5, torch.tensor([1, 2]))
     with pytest.raises(ValueError, match="powers of two"):
         fused_gg.launch_ziggurat(torch.empty(8), 1.5, key, q=48)
+    with pytest.raises(ValueError, match="powers of two"):
+        fused_gg.launch_ziggurat(torch.empty(8), 1.5, key, kernels=3, block=100)
     with pytest.raises(ValueError, match="kernels must be"):
-        fused_gg.launch_ziggurat(torch.empty(8), 1.5, key, kernels=3)
+        fused_gg.launch_ziggurat(torch.empty(8), 1.5, key, kernels=4)

@@ -21,7 +21,12 @@ rejection kernel it replaces: 6.6-8.5x).  The fast path alone would cost 0.8x
 (each lane finishes its own pending words, no list) and ``kernels=2`` (a second kernel
 finishes the lists) draw the same values; at their best shapes they measured 12% slower
 at beta = 1 and within 4% at beta 1.5 and 4 (``kernels=0``), and 5-10% slower
-(``kernels=2``).
+(``kernels=2``).  ``kernels=3`` takes the list out of the fast kernel: that kernel writes
+a pending output's word in its place (as int32 bits) and a 4-bit flag per lane, and a
+second kernel reads the flags of ``block`` lanes, lists their pending outputs with one
+prefix sum and finishes them.  It draws the same values (Triton's interpreter reproduces
+the mirror bit for bit) and has not been timed on a GPU yet
+(``benchmarks/bench_gpu_acceptance.py --checks 4`` times every scheme).
 
 Every output is the first accepted point of the ziggurat's own sequence of proposals,
 so the law is the ziggurat's (see :mod:`sampledprv.torch.ziggurat`), with no redraw by
@@ -61,6 +66,8 @@ _NUM_WARPS = 1
 _KERNELS = 1       # 1: each program finishes its own list
 _ROUNDS = 64       # slow rounds at most (each resolves a pending output w.p. > 3/4)
 _MAX_CHUNK = 2 ** 30  # output indices are int32 Philox counters: launch in chunks
+_BLOCK = 4096         # kernels=3: lanes whose flags one finishing program reads
+_FINISH_WARPS = 4     # kernels=3: warps of a finishing program
 
 try:  # pragma: no cover - exercised on CUDA machines (and Triton's interpreter) only
     import triton
@@ -278,6 +285,78 @@ try:  # pragma: no cover - exercised on CUDA machines (and Triton's interpreter)
               tl.load(seed_ptr), pid, k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta, bm1,
               log2r, scale, Q, CAP, ROUNDS)
 
+    @triton.jit
+    def _mark(wd, pos, n, out_ptr, outi_ptr, k_ptr, w_ptr, scale):
+        """:func:`_fast`, but a pending output is written as its word (int32 bits)."""
+        i, s, x, ok = _fresh(wd, k_ptr, w_ptr)
+        valid = pos < n
+        tl.store(out_ptr + pos, tl.where(s != 0, -x, x) * scale, mask=valid & ok)
+        tl.store(outi_ptr + pos, wd.to(tl.int32, bitcast=True), mask=valid & ~ok)
+        return ((~ok) & valid).to(tl.int32)
+
+    @triton.jit
+    def _put_pos(pos, p, slot, sc_ptr, CAP: tl.constexpr):
+        tl.store(sc_ptr + slot, pos, mask=(p != 0) & (slot >= 0) & (slot < CAP))
+
+    @triton.jit
+    def _zig_flag_kernel(out_ptr, outi_ptr, flag_ptr, n, seed_ptr, k_ptr, w_ptr, scale,
+                         Q: tl.constexpr):
+        """First of the flag scheme's kernels: the fast path; a pending output gets its
+        word's bits (through the int32 view ``outi_ptr`` of ``out``) and its lane a bit in
+        the lane's 4-bit flag byte.  No list, no prefix sum."""
+        pid = tl.program_id(0)
+        seed = tl.load(seed_ptr)
+        lane = tl.arange(0, Q)
+        g = pid * Q + lane
+        pos0 = pid * (4 * Q) + lane
+        w0, w1, w2, w3 = tl.randint4x(seed, g)
+        p0 = _mark(w0, pos0, n, out_ptr, outi_ptr, k_ptr, w_ptr, scale)
+        p1 = _mark(w1, pos0 + Q, n, out_ptr, outi_ptr, k_ptr, w_ptr, scale)
+        p2 = _mark(w2, pos0 + 2 * Q, n, out_ptr, outi_ptr, k_ptr, w_ptr, scale)
+        p3 = _mark(w3, pos0 + 3 * Q, n, out_ptr, outi_ptr, k_ptr, w_ptr, scale)
+        tl.store(flag_ptr + g, (p0 | (p1 << 1) | (p2 << 2) | (p3 << 3)).to(tl.int8))
+
+    @triton.jit
+    def _zig_flag_finish_kernel(out_ptr, outi_ptr, flag_ptr, scratch_ptr, lanes, seed_ptr,
+                                k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta, bm1, log2r, scale,
+                                Q: tl.constexpr, BLOCK: tl.constexpr, CAP: tl.constexpr,
+                                ROUNDS: tl.constexpr):
+        """Second of the flag scheme's kernels: a program reads the flags of ``BLOCK``
+        lanes, lists their pending outputs ``CAP`` at a time (one prefix sum over the
+        block) and finishes each list, its words read back from ``out``."""
+        pid = tl.program_id(0)
+        seed = tl.load(seed_ptr)
+        g = pid * BLOCK + tl.arange(0, BLOCK)
+        fl = tl.load(flag_ptr + g, mask=g < lanes, other=0).to(tl.int32)
+        p0 = fl & 1
+        p1 = (fl >> 1) & 1
+        p2 = (fl >> 2) & 1
+        p3 = (fl >> 3) & 1
+        c = p0 + p1 + p2 + p3
+        total = tl.sum(c, axis=0)
+        first = tl.cumsum(c, axis=0) - c
+        pos0 = (g // Q) * (4 * Q) + g % Q
+        sc_ptr = scratch_ptr + pid * CAP
+        lo = total * 0
+        while lo < total:
+            s0 = first - lo
+            s1 = s0 + p0
+            s2 = s1 + p1
+            s3 = s2 + p2
+            _put_pos(pos0, p0, s0, sc_ptr, CAP)
+            _put_pos(pos0 + Q, p1, s1, sc_ptr, CAP)
+            _put_pos(pos0 + 2 * Q, p2, s2, sc_ptr, CAP)
+            _put_pos(pos0 + 3 * Q, p3, s3, sc_ptr, CAP)
+            tl.debug_barrier()
+            idx = tl.arange(0, CAP)
+            act = idx < total - lo
+            pos = tl.load(sc_ptr + idx, mask=act, other=0)
+            wd = tl.load(outi_ptr + pos, mask=act, other=0).to(tl.uint32, bitcast=True)
+            _resolve(act, pos, wd, seed, out_ptr, k_ptr, w_ptr, f_ptr, beta, inv_beta, r_beta,
+                     bm1, log2r, scale, ROUNDS)
+            tl.debug_barrier()
+            lo += CAP
+
     _HAVE_TRITON = True
 except Exception:  # ImportError, or a Triton without a usable backend
     _HAVE_TRITON = False
@@ -305,15 +384,19 @@ def fused_available(device: torch.device | str, dtype: torch.dtype = torch.float
 def launch_ziggurat(out: torch.Tensor, beta: float, key: torch.Tensor, *, scale: float = 1.0,
                     q: Optional[int] = None, cap: Optional[int] = None,
                     num_warps: Optional[int] = None, rounds: int = _ROUNDS,
-                    kernels: Optional[int] = None) -> torch.Tensor:
+                    kernels: Optional[int] = None, block: int = _BLOCK,
+                    finish_warps: int = _FINISH_WARPS) -> torch.Tensor:
     """Fill the float32 vector ``out`` with ``GG(beta, scale)`` draws (Philox key
     ``key``, an int64 tensor of one element on ``out``'s device); ``len(out) <= 2^30``.
 
     ``q`` (Philox lanes per program), ``cap`` (list length finished at once),
     ``num_warps`` and ``kernels`` (0: no list, each lane finishes its own pending words;
-    1: each program finishes its own list; 2: a second kernel does) are exposed for tests (a small ``cap`` exercises long lists) and tuning.
-    The draws depend on ``q`` only: any ``cap``, ``num_warps`` and ``kernels`` give the
-    same values."""
+    1: each program finishes its own list; 2: a second kernel does; 3: the first kernel
+    only flags the pending words, and a second kernel, ``block`` lanes and
+    ``finish_warps`` warps per program, lists and finishes them) are exposed for tests
+    (a small ``cap`` exercises long lists) and tuning.  The draws depend on ``q`` only:
+    any ``cap``, ``num_warps``, ``kernels``, ``block`` and ``finish_warps`` give the same
+    values."""
     if not _HAVE_TRITON:
         raise ValueError("launch_ziggurat needs Triton (installed with CUDA builds of torch); "
                          "use sampledprv.torch.generalized_gaussian, which falls back to the "
@@ -331,15 +414,27 @@ def launch_ziggurat(out: torch.Tensor, beta: float, key: torch.Tensor, *, scale:
     n = out.numel()
     if n > _MAX_CHUNK:
         raise ValueError(f"launch_ziggurat fills at most 2^30 outputs, got {n}")
-    if q < 1 or cap < 1 or q & (q - 1) or cap & (cap - 1):
-        raise ValueError(f"q and cap must be powers of two, got {q}, {cap}")
-    if kernels not in (0, 1, 2):
-        raise ValueError(f"kernels must be 0, 1 or 2, got {kernels}")
+    if q < 1 or cap < 1 or q & (q - 1) or cap & (cap - 1) or block < 1 or block & (block - 1):
+        raise ValueError(f"q, cap and block must be powers of two, got {q}, {cap}, {block}")
+    if kernels not in (0, 1, 2, 3):
+        raise ValueError(f"kernels must be 0, 1, 2 or 3, got {kernels}")
     t = ziggurat_tables(beta)
     k, w, f = _tables_on(t.beta, out.device)
     programs = triton.cdiv(n, 4 * q)
-    scratch = torch.empty(programs * 2 * cap, device=out.device, dtype=torch.int32)
     law = (t.beta, 1.0 / t.beta, t.r ** t.beta, t.beta - 1.0, math.log2(t.r), float(scale))
+    if kernels == 3:
+        lanes = programs * q
+        flags = torch.empty(lanes, device=out.device, dtype=torch.int8)
+        outi = out.view(torch.int32)
+        _zig_flag_kernel[(programs,)](out, outi, flags, n, key, k, w, float(scale), Q=q,
+                                      num_warps=num_warps)
+        blocks = triton.cdiv(lanes, block)
+        scratch = torch.empty(blocks * cap, device=out.device, dtype=torch.int32)
+        _zig_flag_finish_kernel[(blocks,)](out, outi, flags, scratch, lanes, key, k, w, f,
+                                           *law, Q=q, BLOCK=block, CAP=cap, ROUNDS=rounds,
+                                           num_warps=finish_warps)
+        return out
+    scratch = torch.empty(programs * 2 * cap, device=out.device, dtype=torch.int32)
     if kernels == 0:
         _zig_lane_kernel[(programs,)](out, n, key, k, w, f, *law, Q=q, ROUNDS=rounds,
                                       num_warps=num_warps)
