@@ -129,15 +129,18 @@ def test_fused_cuda_ks_moments_and_reproducibility(beta):
 def test_fused_cuda_matches_the_numpy_mirror_for_every_launch_shape(beta):
     """The kernel computes the ziggurat of ``tests/ziggurat_reference.py`` (same Philox
     words, same float32 steps): equal up to the GPU's log2/exp2/FMA rounding, and the
-    same draws for every finishing scheme (per lane, per program, second kernel) and any
-    list length (a list of 4 forces the recomputed-words path of long lists)."""
+    same draws for every finishing scheme (per lane, per program, second kernel, flags
+    and a finishing kernel) and any list length (a list of 4 forces the recomputed-words
+    path of long lists, and several lists per block of the flag scheme)."""
     from sampledprv.torch.fused_gg import launch_ziggurat
     from ziggurat_reference import ziggurat_reference
     n, seed = 300_000, 987654321012
     key = torch.tensor([seed], device="cuda", dtype=torch.int64)
     runs = [launch_ziggurat(torch.empty(n, device="cuda"), beta, key, q=128, cap=c, kernels=k,
-                            num_warps=w) for c, k, w in ((64, 2, 1), (64, 1, 1), (4, 2, 2),
-                                                         (64, 0, 1), (64, 0, 2))]
+                            num_warps=w, block=b)
+            for c, k, w, b in ((64, 2, 1, 4096), (64, 1, 1, 4096), (4, 2, 2, 4096),
+                               (64, 0, 1, 4096), (64, 0, 2, 4096), (128, 3, 1, 4096),
+                               (4, 3, 4, 1024), (256, 3, 2, 16384))]
     for other in runs[1:]:
         assert torch.equal(runs[0], other)
     x = runs[0].cpu().numpy()
