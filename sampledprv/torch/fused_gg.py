@@ -67,6 +67,7 @@ _KERNELS = 1       # 1: each program finishes its own list
 _ROUNDS = 64       # slow rounds at most (each resolves a pending output w.p. > 3/4)
 _MAX_CHUNK = 2 ** 30  # output indices are int32 Philox counters: launch in chunks
 _BLOCK = 4096         # kernels=3: lanes whose flags one finishing program reads
+_FLAG_CAP = 256       # kernels=3: list length (a block of 4096 lanes holds about 330)
 _FINISH_WARPS = 4     # kernels=3: warps of a finishing program
 
 try:  # pragma: no cover - exercised on CUDA machines (and Triton's interpreter) only
@@ -408,9 +409,9 @@ def launch_ziggurat(out: torch.Tensor, beta: float, key: torch.Tensor, *, scale:
         raise ValueError("key must be one int64 element on out's device, e.g. "
                          "torch.tensor([seed], device=out.device)")
     q = _Q if q is None else int(q)
-    cap = _CAP if cap is None else int(cap)
     num_warps = _NUM_WARPS if num_warps is None else int(num_warps)
     kernels = _KERNELS if kernels is None else int(kernels)
+    cap = (_FLAG_CAP if kernels == 3 else _CAP) if cap is None else int(cap)
     n = out.numel()
     if n > _MAX_CHUNK:
         raise ValueError(f"launch_ziggurat fills at most 2^30 outputs, got {n}")
