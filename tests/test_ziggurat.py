@@ -175,3 +175,5 @@ def test_launch_refuses_bad_arguments():
         fused_gg.launch_ziggurat(torch.empty(8), 1.5, key, kernels=3, block=100)
     with pytest.raises(ValueError, match="kernels must be"):
         fused_gg.launch_ziggurat(torch.empty(8), 1.5, key, kernels=4)
+    with pytest.raises(ValueError, match="finish_warps must be a power of two"):
+        fused_gg.launch_ziggurat(torch.empty(8), 1.5, key, kernels=3, finish_warps=3)

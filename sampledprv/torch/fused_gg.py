@@ -419,6 +419,9 @@ def launch_ziggurat(out: torch.Tensor, beta: float, key: torch.Tensor, *, scale:
         raise ValueError(f"q, cap and block must be powers of two, got {q}, {cap}, {block}")
     if kernels not in (0, 1, 2, 3):
         raise ValueError(f"kernels must be 0, 1, 2 or 3, got {kernels}")
+    for name, v in (("num_warps", num_warps), ("finish_warps", finish_warps)):
+        if v < 1 or v & (v - 1):
+            raise ValueError(f"{name} must be a power of two (Triton's warps), got {v}")
     t = ziggurat_tables(beta)
     k, w, f = _tables_on(t.beta, out.device)
     programs = triton.cdiv(n, 4 * q)
