@@ -52,3 +52,37 @@ def test_cli_plan_predicts_width_and_time(capsys):
     assert rc == 0
     assert "predicted certified width at n = 1,000,000" in out
     assert "on 4 single-core workers" in out
+
+
+@pytest.mark.parametrize("setup,rates", [(0.0, (5e8, 2.5e8)), (0.004, (6e7, 3e7)),
+                                         (0.0, (1e5, 1e5)), (0.0, (1e11, 1e11))])
+def test_measure_rate_times_one_run_of_at_least_min_seconds(monkeypatch, setup, rates):
+    """A simulated kernel (per-call set-up plus draws at a fixed rate, on a simulated
+    clock): every rate comes from a run of at least ``min_seconds`` (or of 2^28 draws,
+    the cap), the draw count grows 2x to 16x between runs, and the rates returned are the
+    simulated ones up to the set-up's share of the timed run."""
+    from sampledprv.sampled.certification import prediction
+
+    clock = [0.0]
+    runs = []
+
+    def fake_histogram(mechanism, n, n_threads=1, **kw):
+        rate = rates[0] if n_threads is None else rates[1]
+        clock[0] += setup + n / rate
+        runs.append((n_threads, n, setup + n / rate))
+
+    monkeypatch.setattr(prediction, "loss_histogram", fake_histogram)
+    monkeypatch.setattr(prediction.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(prediction, "choose_window", lambda *a, **k: (0.0, 1.0, 8))
+    got = prediction.measure_rate(sp.Gaussian(1.0), min_seconds=0.25)
+    for threads, want in zip((None, 1), got):
+        seq = [(n, dt) for t, n, dt in runs[1:] if t == threads]      # runs[0]: warm-up
+        assert seq[-1][1] >= 0.25 or seq[-1][0] == 1 << 28
+        assert all(dt < 0.25 for _, dt in seq[:-1])
+        assert all(2 <= b / a <= 16 for (a, _), (b, _) in zip(seq, seq[1:]))
+        assert want == pytest.approx(seq[-1][0] / seq[-1][1])
+    for want, rate in zip(got, rates):
+        assert want == pytest.approx(rate, rel=0.02)      # set-up: under 2% of the run
+    # a short run is scaled to the count its rate says takes 1.25 min_seconds: the timed
+    # run comes at the second or third run (doubling from 2^20 took up to five here)
+    assert len([r for r in runs[1:] if r[0] is None]) <= 3
