@@ -99,12 +99,21 @@ def _gaussian_inverse(mech, eps: np.ndarray) -> np.ndarray:
     subsampling: dp-accounting's expressions, operation for operation."""
     from dp_accounting.pld.privacy_loss_mechanism import AdjacencyType  # noqa: PLC0415
 
-    s, sd2, q = mech.sensitivity, mech._standard_deviation**2, mech.sampling_prob
-    if q != 1.0:
+    if mech.sampling_prob != 1.0:
         return _subsampled_gaussian_inverse(mech, np.asarray(eps, dtype=float))
     if mech.adjacency_type == AdjacencyType.REPLACE:
+        s, sd2 = mech.sensitivity, mech._standard_deviation**2
         return np.where(eps == 0, 0.0, -eps * sd2 / s / 2)
-    remove = -0.5 * s - eps * sd2 / s
+    return _inverse_without_subsampling(mech, eps)
+
+
+def _inverse_without_subsampling(mech, loss: np.ndarray) -> np.ndarray:
+    """The Gaussian's ``_inverse_privacy_loss_without_subsampling_remove`` (``add``: the
+    sensitivity plus it) of each loss, the same expression in the same order."""
+    from dp_accounting.pld.privacy_loss_mechanism import AdjacencyType  # noqa: PLC0415
+
+    s, sd2 = mech.sensitivity, mech._standard_deviation**2
+    remove = -0.5 * s - loss * sd2 / s
     if mech.adjacency_type == AdjacencyType.REMOVE:
         return remove
     if mech.adjacency_type == AdjacencyType.ADD:
@@ -157,16 +166,14 @@ def _subsampled_gaussian_inverse(mech, eps: np.ndarray) -> np.ndarray:
         if np.any(~close & (eps > bound)):
             raise ValueError("privacy_loss is larger than -log(1 - sampling_prob)")
         loss = -_log_a_exp_b_plus_c(1 / q, -eps, 1 - 1 / q, close)
-        x = s + (-0.5 * s - loss * sd2 / s)
-        return np.where(close, s + (-0.5 * s - math.inf * sd2 / s), x)
+        return _inverse_without_subsampling(mech, np.where(close, math.inf, loss))
     if kind == AdjacencyType.REMOVE:
         bound = math.log(1 - q)
         close = _isclose(eps, bound)
         if np.any(~close & (eps <= bound)):
             raise ValueError("privacy_loss is smaller than log(1 - sampling_prob)")
         loss = _log_a_exp_b_plus_c(1 / q, eps, 1 - 1 / q, close)
-        x = -0.5 * s - loss * sd2 / s
-        return np.where(close, -0.5 * s - (-math.inf) * sd2 / s, x)
+        return _inverse_without_subsampling(mech, np.where(close, -math.inf, loss))
     raise ValueError(f"{kind} adjacency type is not supported.")
 
 

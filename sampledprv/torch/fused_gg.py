@@ -117,10 +117,16 @@ try:  # pragma: no cover - exercised on CUDA machines (and Triton's interpreter)
         return ((u >= tl.load(k_ptr + i)) & (pos < n)).to(tl.int32)
 
     @triton.jit
+    def _put_pos(pos, p, slot, sc_ptr, CAP: tl.constexpr):
+        """Store the pending outputs' indices ``pos`` at their list slots in [0, CAP)."""
+        tl.store(sc_ptr + slot, pos, mask=(p != 0) & (slot >= 0) & (slot < CAP))
+
+    @triton.jit
     def _put(wd, pos, p, slot, sc_ptr, CAP: tl.constexpr):
-        keep = (p != 0) & (slot >= 0) & (slot < CAP)
-        tl.store(sc_ptr + slot, pos, mask=keep)
-        tl.store(sc_ptr + CAP + slot, wd.to(tl.int32, bitcast=True), mask=keep)
+        """:func:`_put_pos`, and the pending words at the same slots of the second half."""
+        _put_pos(pos, p, slot, sc_ptr, CAP)
+        tl.store(sc_ptr + CAP + slot, wd.to(tl.int32, bitcast=True),
+                 mask=(p != 0) & (slot >= 0) & (slot < CAP))
 
     @triton.jit
     def _list(w0, w1, w2, w3, p0, p1, p2, p3, pos0, lo, sc_ptr, Q: tl.constexpr,
@@ -287,35 +293,21 @@ try:  # pragma: no cover - exercised on CUDA machines (and Triton's interpreter)
               log2r, scale, Q, CAP, ROUNDS)
 
     @triton.jit
-    def _mark(wd, pos, n, out_ptr, outi_ptr, k_ptr, w_ptr, scale):
-        """:func:`_fast`, but a pending output is written as its word (int32 bits)."""
-        i, s, x, ok = _fresh(wd, k_ptr, w_ptr)
-        valid = pos < n
-        tl.store(out_ptr + pos, tl.where(s != 0, -x, x) * scale, mask=valid & ok)
-        tl.store(outi_ptr + pos, wd.to(tl.int32, bitcast=True), mask=valid & ~ok)
-        return ((~ok) & valid).to(tl.int32)
-
-    @triton.jit
-    def _put_pos(pos, p, slot, sc_ptr, CAP: tl.constexpr):
-        tl.store(sc_ptr + slot, pos, mask=(p != 0) & (slot >= 0) & (slot < CAP))
-
-    @triton.jit
     def _zig_flag_kernel(out_ptr, outi_ptr, flag_ptr, n, seed_ptr, k_ptr, w_ptr, scale,
                          Q: tl.constexpr):
-        """First of the flag scheme's kernels: the fast path; a pending output gets its
-        word's bits (through the int32 view ``outi_ptr`` of ``out``) and its lane a bit in
-        the lane's 4-bit flag byte.  No list, no prefix sum."""
+        """First of the flag scheme's kernels: the fast path (:func:`_fast4`); a pending
+        output's value is then overwritten by its word's bits (through the int32 view
+        ``outi_ptr`` of ``out``: a later store of the same thread to the same address),
+        and its lane gets a bit in the lane's 4-bit flag byte.  No list, no prefix sum."""
         pid = tl.program_id(0)
-        seed = tl.load(seed_ptr)
-        lane = tl.arange(0, Q)
-        g = pid * Q + lane
-        pos0 = pid * (4 * Q) + lane
-        w0, w1, w2, w3 = tl.randint4x(seed, g)
-        p0 = _mark(w0, pos0, n, out_ptr, outi_ptr, k_ptr, w_ptr, scale)
-        p1 = _mark(w1, pos0 + Q, n, out_ptr, outi_ptr, k_ptr, w_ptr, scale)
-        p2 = _mark(w2, pos0 + 2 * Q, n, out_ptr, outi_ptr, k_ptr, w_ptr, scale)
-        p3 = _mark(w3, pos0 + 3 * Q, n, out_ptr, outi_ptr, k_ptr, w_ptr, scale)
-        tl.store(flag_ptr + g, (p0 | (p1 << 1) | (p2 << 2) | (p3 << 3)).to(tl.int8))
+        pos0, w0, w1, w2, w3, p0, p1, p2, p3 = _fast4(out_ptr, n, tl.load(seed_ptr), pid,
+                                                      k_ptr, w_ptr, scale, Q)
+        tl.store(outi_ptr + pos0, w0.to(tl.int32, bitcast=True), mask=p0 != 0)
+        tl.store(outi_ptr + pos0 + Q, w1.to(tl.int32, bitcast=True), mask=p1 != 0)
+        tl.store(outi_ptr + pos0 + 2 * Q, w2.to(tl.int32, bitcast=True), mask=p2 != 0)
+        tl.store(outi_ptr + pos0 + 3 * Q, w3.to(tl.int32, bitcast=True), mask=p3 != 0)
+        tl.store(flag_ptr + pid * Q + tl.arange(0, Q),
+                 (p0 | (p1 << 1) | (p2 << 2) | (p3 << 3)).to(tl.int8))
 
     @triton.jit
     def _zig_flag_finish_kernel(out_ptr, outi_ptr, flag_ptr, scratch_ptr, lanes, seed_ptr,
