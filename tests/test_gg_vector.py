@@ -227,3 +227,59 @@ def test_quadrature_overflow_is_refused_with_the_fix():
     from sampledprv.rdp.gg_vector import shift_grid
     with pytest.raises(ValueError, match="use lower Renyi orders"):
         gg_excess_bounds_many(4.0, 6.3406 * shift_grid(319.57), 192.0)
+
+
+def _integrate_every_shift_every_round(a, b, ds, tss, u_ends, refs, rtol, cap_per_shift):
+    """The Renyi quadrature's refinement as it was before finished shifts left the node
+    array: every shift's cells computed in every round (the reference of the test below)."""
+    from sampledprv.rdp import gg_excess as gx  # noqa: PLC0415 - private helpers
+
+    nodes, seg = gx._initial_nodes(ds, tss, u_ends)
+    n = len(ds)
+    s_lo = s_up = np.zeros(n)
+    for _round in range(14):
+        same = seg[:-1] == seg[1:]
+        cseg = seg[:-1]
+        cell_up, cell_lo = gx._cells_kernel(nodes, seg, ds, refs, a, b)
+        s_up = np.bincount(cseg, weights=cell_up, minlength=n) * (1.0 + 1e-12)
+        s_lo = np.bincount(cseg, weights=cell_lo, minlength=n) * (1.0 - 1e-12)
+        done = (s_lo > 0) & (s_up - s_lo <= rtol * s_lo)
+        if done.all():
+            break
+        gap = np.where(done[cseg], 0.0, cell_up - cell_lo)
+        root = np.sqrt(np.maximum(gap, 0.0))
+        rsum = np.bincount(cseg, weights=root, minlength=n)
+        k = np.ceil(root * (rsum / (0.5 * rtol * np.maximum(s_lo, 1e-300)))[cseg])
+        k = np.where(same, np.clip(k, 1, 4096), 1).astype(np.int64)
+        cap = cap_per_shift * n
+        if int(k.sum()) > cap:
+            k = np.maximum(1, (k * (cap / k.sum())).astype(np.int64))
+        if int(k.sum()) == k.size:
+            break
+        starts = np.repeat(nodes[:-1], k)
+        step = np.repeat(np.diff(nodes) / k, k)
+        offs = np.arange(starts.size) - np.repeat(np.cumsum(k) - k, k)
+        nodes = np.concatenate([starts + offs * step, nodes[-1:]])
+        seg = np.concatenate([np.repeat(seg[:-1], k), seg[-1:]])
+    return s_lo, s_up
+
+
+@pytest.mark.parametrize("beta,order,cap_per_shift", [
+    (1.5, 2.0, 400_000), (3.0, 8.0, 400_000), (3.0, 8.0, 1_000), (4.0, 33.0, 1_000),
+    (4.0, 33.0, 2_000)])
+def test_quadrature_drops_finished_shifts_bit_for_bit(monkeypatch, beta, order, cap_per_shift):
+    """Shifts whose bracket met rtol leave the node array: the sums are those of
+    refining every shift in every round, bit for bit, with the node cap far off and
+    binding (the cap still counts the nodes that left)."""
+    from sampledprv.rdp import gg_excess as gx  # noqa: PLC0415 - private helpers
+
+    monkeypatch.setattr(gx, "_NODES_PER_SHIFT", cap_per_shift)
+    rng = np.random.default_rng(7)
+    ds = np.sort(10 ** rng.uniform(-4, 0.5, 24))
+    setups = [gx._setup(order, beta, float(d)) for d in ds]
+    tss, refs, u_ends, _ = (np.array(x) for x in zip(*setups))
+    for rtol in (1e-2, 1e-3):
+        got = gx._integrate(order, beta, ds, tss, u_ends, refs, rtol)
+        want = _integrate_every_shift_every_round(order, beta, ds, tss, u_ends, refs, rtol,
+                                                  cap_per_shift)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

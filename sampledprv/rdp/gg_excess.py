@@ -223,6 +223,8 @@ def gg_excess_bounds(beta: float, shift: float, order: float,
 
 
 _NEAR = np.geomspace(1e-4, 1e4, 97)
+#: the refinement stops splitting cells at this many nodes per shift (on average)
+_NODES_PER_SHIFT = 400_000
 
 
 def _initial_nodes(ds: np.ndarray, tss: np.ndarray,
@@ -254,18 +256,29 @@ def _initial_nodes(ds: np.ndarray, tss: np.ndarray,
 def _integrate(a: float, b: float, ds: np.ndarray, tss: np.ndarray, u_ends: np.ndarray,
                refs: np.ndarray, rtol: float) -> Tuple[np.ndarray, np.ndarray]:
     """Bracket the (scaled) integral for each shift; all shifts in one node array, cells
-    between segments masked out."""
+    between segments masked out.
+
+    A shift whose bracket has met ``rtol`` keeps its nodes (its cells are not split), so
+    every later round would compute its cells, and its sums, again to the same values:
+    its nodes leave the array and its sums are kept.  The node cap counts them as if they
+    were still there, so the result is bit for bit that of refining every shift in every
+    round."""
     nodes, seg = _initial_nodes(np.asarray(ds, dtype=float), np.asarray(tss, dtype=float),
                                 np.asarray(u_ends, dtype=float))
     n = len(ds)
     s_lo = np.zeros(n)
     s_up = np.zeros(n)
+    done = np.zeros(n, dtype=bool)
+    gone = 0                    # nodes of finished shifts taken out of the array
     for _round in range(14):
         same = seg[:-1] == seg[1:]
         cseg = seg[:-1]
+        live = ~done
         cell_up, cell_lo = _cells()(nodes, seg, ds, refs, a, b)
-        s_up = np.bincount(cseg, weights=cell_up, minlength=n) * (1.0 + 1e-12)
-        s_lo = np.bincount(cseg, weights=cell_lo, minlength=n) * (1.0 - 1e-12)
+        s_up = np.where(live, np.bincount(cseg, weights=cell_up, minlength=n) * (1.0 + 1e-12),
+                        s_up)
+        s_lo = np.where(live, np.bincount(cseg, weights=cell_lo, minlength=n) * (1.0 - 1e-12),
+                        s_lo)
         done = (s_lo > 0) & (s_up - s_lo <= rtol * s_lo)
         if done.all():
             break
@@ -282,9 +295,10 @@ def _integrate(a: float, b: float, ds: np.ndarray, tss: np.ndarray, u_ends: np.n
                 "floating point at this order; use lower Renyi orders (the accountant's "
                 "orders=...) or more noise (a larger scale)")
         k = np.where(same, np.clip(k, 1, 4096), 1).astype(np.int64)
-        cap = 400_000 * n
-        if int(k.sum()) > cap:
-            k = np.maximum(1, (k * (cap / k.sum())).astype(np.int64))
+        cap = _NODES_PER_SHIFT * n
+        total = int(k.sum()) + gone      # as if the finished shifts' cells (1 each) were here
+        if total > cap:
+            k = np.maximum(1, (k * (cap / total)).astype(np.int64))
         if int(k.sum()) == k.size:
             # at the node cap no cell is split: every further round would evaluate the
             # same cells to the same sums (10 such rounds of 27 million nodes
@@ -295,6 +309,9 @@ def _integrate(a: float, b: float, ds: np.ndarray, tss: np.ndarray, u_ends: np.n
         offs = np.arange(starts.size) - np.repeat(np.cumsum(k) - k, k)
         nodes = np.concatenate([starts + offs * step, nodes[-1:]])
         seg = np.concatenate([np.repeat(seg[:-1], k), seg[-1:]])
+        keep = ~done[seg]
+        gone += int(seg.size - np.count_nonzero(keep))
+        nodes, seg = nodes[keep], seg[keep]
         if _DEBUG:
             print(_round, nodes.size, int(done.sum()), n)
     return s_lo, s_up
