@@ -66,9 +66,19 @@ def _log_psi1_py(lv, a):
     return math.log(-math.expm1(-a * lv)) + log_em1
 
 
+def _log_em1_py(lv, a):
+    """log(e^{(a-1)L} - 1) for one L > 0: the second factor of :func:`_log_psi1_py`, the
+    same operations."""
+    y = (a - 1.0) * lv
+    if y > 30.0:
+        return y + math.log1p(-math.exp(-y))
+    return math.log(math.expm1(y))
+
+
 try:
     from numba import njit as _njit
     _log_one = _njit(cache=True)(_log_one_py)
+    _log_em1 = _njit(cache=True)(_log_em1_py)
     _log_psi1 = _njit(cache=True)(_log_psi1_py)
 except ImportError:  # pragma: no cover - numba is a core dependency
     raise
@@ -115,21 +125,23 @@ def _cells_kernel(nodes, seg, ds, refs, a, b):  # pragma: no cover - compiled
         ref = refs[seg[j]]
         lu_l, lu_r = l_up[j], l_up[j + 1]
         ll_l, ll_r = l_lo[j], l_lo[j + 1]
-        psi_up_l = _log_psi1(lu_l, a)
+        # log psi = log_one + log_em1 (_log_psi1), its first part reused where needed
+        one_up_l = _log_one(lu_l, a)
+        psi_up_l = -math.inf if lu_l <= 0.0 else one_up_l + _log_em1(lu_l, a)
         if nodes[j + 1] <= 0.0:
             # p increasing, L decreasing
             sup_prod = lp_up[j + 1] + psi_up_l
             ph_l = lp_up[j] + (a - 1.0) * lu_l
             ph_r = lp_up[j + 1] + (a - 1.0) * lu_r
-            one_up_l = _log_one(lu_l, a)
             sup = min(sup_prod, max(ph_l, ph_r) + one_up_l)
-            inf = lp_lo[j] + _log_psi1(ll_r, a)
+            one_lo_r = _log_one(ll_r, a)
+            inf = lp_lo[j] + (-math.inf if ll_r <= 0.0 else one_lo_r + _log_em1(ll_r, a))
             if (a - 1.0) * ll_r > 2.0:
                 phl_l = lp_lo[j] + (a - 1.0) * ll_l
                 phl_r = lp_lo[j + 1] + (a - 1.0) * ll_r
                 diff = math.exp(min(phl_l, phl_r) - ref) - math.exp(lp_up[j + 1] - ref)
                 if diff > 0.0:
-                    alt = math.log(diff) + ref + _log_one(ll_r, a)
+                    alt = math.log(diff) + ref + one_lo_r
                     if alt > inf:
                         inf = alt
         else:
