@@ -42,10 +42,13 @@ if ! { .venv/bin/python -m pip install -q --upgrade pip \
 fi
 # write the bytecode of what is imported, even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE): without it every later process would compile these again.
-# Two processes (torch's own modules take as long as all the others together).
+# Two processes (torch's own modules take as long as all the others together).  A module
+# that fails to import is compiled when first used, except sampledprv and torch: then the
+# install did not work (exit status 3), and .venv gets no stamp.
 precompile() {
   env -u PYTHONDONTWRITEBYTECODE .venv/bin/python - "$@" <<'PYEOF'
 import compileall, importlib, pathlib, sys
+status = 0
 for name in sys.argv[1:]:
     try:
         mod = importlib.import_module(name)
@@ -53,14 +56,24 @@ for name in sys.argv[1:]:
             compileall.compile_dir(str(pathlib.Path(mod.__file__).parent), quiet=1)
     except Exception as exc:   # an optional tool that is missing: compiled when first used
         print(f"not precompiled: {name}: {exc!r}")
+        if name in ("sampledprv", "torch"):
+            status = 3
+sys.exit(status)
 PYEOF
 }
-precompile torch torch.func opacus >>"$LOG.torch" 2>&1 &
+precompile torch torch.func opacus >"$LOG.torch" 2>&1 &
+TORCH_JOB=$!
+ok=1
 precompile sampledprv numpy scipy.stats scipy.special scipy.optimize scipy.fft \
   scipy.integrate scipy.signal numba dp_accounting dp_accounting.pld dp_accounting.rdp \
   dask.distributed matplotlib.pyplot sklearn.datasets sklearn.model_selection mkdocs \
-  mkdocs.commands.build pytest xdist mpmath prv_accountant >>"$LOG" 2>&1 || true
-wait || true
-cat "$LOG.torch" >>"$LOG" 2>/dev/null && rm -f "$LOG.torch"
-.venv/bin/python -c "import sampledprv, torch" && echo "$KEY" > "$STAMP"
+  mkdocs.commands.build pytest xdist mpmath prv_accountant >>"$LOG" 2>&1 || ok=0
+wait "$TORCH_JOB" || ok=0
+cat "$LOG.torch" >>"$LOG" && rm -f "$LOG.torch"
+if [ "$ok" != 1 ]; then
+  grep "not precompiled" "$LOG" >&2 || true
+  echo "sampledprv: sampledprv or torch does not import in .venv (the whole log: $LOG)" >&2
+  exit 1
+fi
+echo "$KEY" > "$STAMP"
 echo "sampledprv: .venv is ready" >&2

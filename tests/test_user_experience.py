@@ -204,11 +204,9 @@ def test_setup_env_skips_an_up_to_date_venv(tmp_path):
     """scripts/setup_env.sh reinstalls only when pyproject.toml (or itself) changed.
 
     Runs the real script in a scratch copy whose ``.venv/bin/python`` is a wrapper that
-    logs pip calls and fakes them (no network), and finds an empty ``torch`` module first
-    on its path: the script's closing ``import sampledprv, torch`` then costs no torch
-    import (about 3 CPU s each time), and what pip would have installed is faked anyway.
-    The wrapper logs the modules the precompile step asks for instead of importing them
-    (about 6 CPU s each install)."""
+    logs pip calls and fakes them (no network), and logs the modules the closing
+    precompile step asks for instead of importing them (about 6 CPU s each install; what
+    pip would have installed is faked anyway)."""
     import shutil
     import stat
 
@@ -218,9 +216,6 @@ def test_setup_env_skips_an_up_to_date_venv(tmp_path):
     bindir = tmp_path / ".venv" / "bin"
     bindir.mkdir(parents=True)
     log = tmp_path / "pip.log"
-    fake = tmp_path / "fake-modules"
-    fake.mkdir()
-    (fake / "torch.py").write_text("")
     wrapper = bindir / "python"
     precompiled = tmp_path / "precompile.log"
     wrapper.write_text(
@@ -230,7 +225,7 @@ def test_setup_env_skips_an_up_to_date_venv(tmp_path):
         # logged, its script read and not run
         f'if [ "$1" = "-" ] && [ -n "$2" ]; then shift; echo "$@" >> "{precompiled}"; '
         'cat >/dev/null; exit 0; fi\n'
-        f'PYTHONPATH="{fake}{os.pathsep}{ROOT}" exec "{sys.executable}" "$@"\n')
+        f'PYTHONPATH="{ROOT}" exec "{sys.executable}" "$@"\n')
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
 
     def setup() -> list[str]:
