@@ -45,7 +45,7 @@ from numba import njit
 from ..core.outward import up
 
 __all__ = ["MAX_VECTORS", "exact_fixed_bin_log_moment", "pair_fixed_bin_log_moment",
-           "split_fixed_bin_log_moment", "split_fixed_bin_log_moments",
+           "readonly_gram", "split_fixed_bin_log_moment", "split_fixed_bin_log_moments",
            "renewal_log_moment", "add_divergence", "chord", "band_state_table",
            "band_fixed_bin_log_moments", "band_transitions", "cyclic_bandwidth", "log_add",
            "band_start", "band_wrap", "band_field", "band_term", "state_total"]
@@ -115,10 +115,24 @@ def vectors(b: int, a: int) -> float:
     return math.exp(_log_comb(b + a - 1, a))
 
 
+def readonly_gram(S: np.ndarray) -> np.ndarray:
+    """``S`` as a C-contiguous float64 array that the kernels see read-only.
+
+    The matrix mechanism's cached Gram matrices are read-only and fresh ones are not;
+    Numba compiles a kernel once per such variant.  Passing every matrix read-only (a
+    read-only view of a writable one; nothing is copied that was not before) keeps one
+    compiled signature per kernel."""
+    S = np.ascontiguousarray(S, dtype=np.float64)
+    if S.flags.writeable:
+        S = S.view()
+        S.setflags(write=False)
+    return S
+
+
 def exact_fixed_bin_log_moment(S: np.ndarray, a: int) -> float:
     r""":math:`\log E_Q[(P/Q)^a]` of the fixed bin, exact (up to round-off, rounded up),
     or ``inf`` when :math:`\binom{b+a-1}{a}` exceeds :data:`MAX_VECTORS`."""
-    S = np.ascontiguousarray(S, dtype=np.float64)
+    S = readonly_gram(S)
     b = S.shape[0]
     if vectors(b, a) > MAX_VECTORS or vectors(b, a) * b > 50 * MAX_VECTORS:
         return math.inf
@@ -286,7 +300,7 @@ def band_fixed_bin_log_moments(S: np.ndarray, A: int) -> np.ndarray:
     r""":math:`\log E_Q[(P/Q)^t]` of the fixed bin for ``t = 0..A``, exact (rounded up),
     by the band transfer of :func:`_band_dp`; needs ``b >= 2w + 1`` for the cyclic
     bandwidth ``w`` of ``S`` (:func:`cyclic_bandwidth`), else ``ValueError``."""
-    S = np.ascontiguousarray(S, dtype=np.float64)
+    S = readonly_gram(S)
     b = S.shape[0]
     w = max(cyclic_bandwidth(S), 1)
     if b < 2 * w + 1:

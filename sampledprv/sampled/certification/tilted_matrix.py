@@ -214,7 +214,7 @@ class _Band:
     """The band transfer's tables at order ``a`` and the share of each initial window."""
 
     def __init__(self, S: np.ndarray, a: int) -> None:
-        self.S = np.ascontiguousarray(S, dtype=np.float64)
+        self.S = mm.readonly_gram(S)
         b = self.S.shape[0]
         self.w = w = _bandwidth(self.S)
         self.a = a
