@@ -1,20 +1,16 @@
-"""The quickstart demo and the custom-mechanism example run end to end (--quick)."""
+"""The quickstart demo and the custom-mechanism example run end to end (--quick), as
+``__main__`` in the test process (tests/examples_inprocess.py; tests/test_examples_gg.py
+runs pate_ggnmax.py in a fresh interpreter, as a user would)."""
 
 from __future__ import annotations
 
-import pathlib
-import subprocess
-import sys
-
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from examples_inprocess import run_in_process
 
 
-@pytest.mark.slow       # subprocesses that compile and sample: tens of seconds each
+@pytest.mark.slow       # they compile and sample: seconds each
 @pytest.mark.parametrize("script", ["quickstart.py", "custom_mechanism.py"])
-def test_example_runs_quick(script):
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / script), "--quick"],
-                         capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "certified" in out.stdout
+def test_example_runs_quick(script, capsys, monkeypatch):
+    out = run_in_process(script, capsys, monkeypatch)
+    assert "certified" in out

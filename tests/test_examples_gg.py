@@ -5,14 +5,14 @@ in this process through :func:`runpy.run_path` (the same script, guard and argv;
 test worker has those packages imported already, a subprocess pays ~6 CPU-seconds to
 import them again)."""
 
-import contextlib
 import os
-import runpy
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from examples_inprocess import run_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,28 +24,6 @@ def run(script, *args, timeout=240):
                           capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
-
-
-def run_in_process(script, capsys, monkeypatch, *args):
-    """``python examples/<script> --quick *args`` as ``__main__`` in this process; stdout.
-
-    torch runs on one intra-op thread meanwhile: its threads only contend with the other
-    test worker on the 2-core machine (4x the CPU time on the beta-DP-SGD training steps,
-    the same accuracies)."""
-    monkeypatch.chdir(ROOT)
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setattr(sys, "argv", [str(ROOT / "examples" / script), "--quick", *args])
-    with contextlib.ExitStack() as stack:
-        if "torch" in sys.modules:
-            torch = sys.modules["torch"]
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-            stack.callback(torch.set_num_threads, threads)
-        capsys.readouterr()
-        runpy.run_path(str(ROOT / "examples" / script), run_name="__main__")
-    if "matplotlib.pyplot" in sys.modules:
-        sys.modules["matplotlib.pyplot"].close("all")
-    return capsys.readouterr().out
 
 
 def rows(out, n_cols):
