@@ -148,6 +148,10 @@ class MixtureOfGaussians(Mechanism):
                 break
             lo = np.where(bad, lo - 2.0 * (hi - lo), lo)
         x = 0.5 * (lo + hi)
+        # Newton on the points not yet converged only: a point leaves with its first
+        # iterate whose step is below 4e-16 (|x| + 1)
+        result = np.empty_like(x)
+        idx = np.arange(x.size)
         for _ in range(200):
             t = logw + mu * x[:, None]
             top = t.max(-1)
@@ -161,10 +165,14 @@ class MixtureOfGaussians(Mechanism):
                 new = x - f / df
             new = np.where((new > lo) & (new < hi), new, 0.5 * (lo + hi))
             done = np.abs(new - x) <= 4e-16 * (np.abs(x) + 1.0)
-            x = new
-            if done.all():
+            result[idx[done]] = new[done]
+            keep = ~done
+            if not keep.any():
                 break
-        out[live] = x
+            idx, x, lo, hi, z = idx[keep], new[keep], lo[keep], hi[keep], z[keep]
+        else:
+            result[idx] = new[keep]
+        out[live] = result
         return out.reshape(shape)
 
     def loss_pair(self):
