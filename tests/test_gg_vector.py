@@ -256,11 +256,7 @@ def _integrate_every_shift_every_round(a, b, ds, tss, u_ends, refs, rtol, cap_pe
             k = np.maximum(1, (k * (cap / k.sum())).astype(np.int64))
         if int(k.sum()) == k.size:
             break
-        starts = np.repeat(nodes[:-1], k)
-        step = np.repeat(np.diff(nodes) / k, k)
-        offs = np.arange(starts.size) - np.repeat(np.cumsum(k) - k, k)
-        nodes = np.concatenate([starts + offs * step, nodes[-1:]])
-        seg = np.concatenate([np.repeat(seg[:-1], k), seg[-1:]])
+        nodes, seg = gx._split_cells(nodes, seg, k)
     return s_lo, s_up
 
 

@@ -39,40 +39,26 @@ __all__ = ["gg_excess_bounds", "gg_excess_bounds_many", "gg_renyi_bounds_fine", 
 _DEBUG = False
 
 
-def _log_psi(lv: np.ndarray, a: float) -> np.ndarray:
-    """log((1 - e^{-aL}) (e^{(a-1)L} - 1)), -inf at L = 0."""
-    with np.errstate(divide="ignore"):
-        y = (a - 1.0) * lv
-        log_em1 = np.where(y > 30.0, y + np.log1p(-np.exp(-np.minimum(y, 700.0))),
-                           np.log(np.expm1(np.minimum(y, 30.0))))
-        return np.log(-np.expm1(-a * lv)) + log_em1
-
-
 def _log_one_py(lv, a):
     if lv <= 0.0:
         return -math.inf
     return math.log(-math.expm1(-a * lv))
 
 
-def _log_psi1_py(lv, a):
-    """log((1 - e^{-aL}) (e^{(a-1)L} - 1)) for one L, -inf at L = 0."""
-    if lv <= 0.0:
-        return -math.inf
-    y = (a - 1.0) * lv
-    if y > 30.0:
-        log_em1 = y + math.log1p(-math.exp(-y))
-    else:
-        log_em1 = math.log(math.expm1(y))
-    return math.log(-math.expm1(-a * lv)) + log_em1
-
-
 def _log_em1_py(lv, a):
-    """log(e^{(a-1)L} - 1) for one L > 0: the second factor of :func:`_log_psi1_py`, the
-    same operations."""
+    """log(e^{(a-1)L} - 1) for one L > 0."""
     y = (a - 1.0) * lv
     if y > 30.0:
         return y + math.log1p(-math.exp(-y))
     return math.log(math.expm1(y))
+
+
+def _log_psi1_py(lv, a):
+    """log((1 - e^{-aL}) (e^{(a-1)L} - 1)) for one L, -inf at L = 0: the sum of its two
+    factors' logarithms (the cell kernel reuses the first where it needs it alone)."""
+    if lv <= 0.0:
+        return -math.inf
+    return _log_one(lv, a) + _log_em1(lv, a)
 
 
 try:
@@ -127,7 +113,7 @@ def _cells_kernel(nodes, seg, ds, refs, a, b):  # pragma: no cover - compiled
         ll_l, ll_r = l_lo[j], l_lo[j + 1]
         # log psi = log_one + log_em1 (_log_psi1), its first part reused where needed
         one_up_l = _log_one(lu_l, a)
-        psi_up_l = -math.inf if lu_l <= 0.0 else one_up_l + _log_em1(lu_l, a)
+        psi_up_l = -math.inf if lu_l <= 0.0 else one_up_l + _log_em1(lu_l, a)   # _log_psi1
         if nodes[j + 1] <= 0.0:
             # p increasing, L decreasing
             sup_prod = lp_up[j + 1] + psi_up_l
@@ -265,6 +251,17 @@ def _initial_nodes(ds: np.ndarray, tss: np.ndarray,
     return vals[first], seg[first]
 
 
+def _split_cells(nodes: np.ndarray, seg: np.ndarray,
+                 k: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Cell ``j`` (between ``nodes[j]`` and ``nodes[j + 1]``) cut into ``k[j]`` equal
+    cells: the new nodes and their segment numbers (``k = 1`` keeps a cell)."""
+    starts = np.repeat(nodes[:-1], k)
+    step = np.repeat(np.diff(nodes) / k, k)
+    offs = np.arange(starts.size) - np.repeat(np.cumsum(k) - k, k)
+    return (np.concatenate([starts + offs * step, nodes[-1:]]),
+            np.concatenate([np.repeat(seg[:-1], k), seg[-1:]]))
+
+
 def _integrate(a: float, b: float, ds: np.ndarray, tss: np.ndarray, u_ends: np.ndarray,
                refs: np.ndarray, rtol: float) -> Tuple[np.ndarray, np.ndarray]:
     """Bracket the (scaled) integral for each shift; all shifts in one node array, cells
@@ -316,30 +313,13 @@ def _integrate(a: float, b: float, ds: np.ndarray, tss: np.ndarray, u_ends: np.n
             # same cells to the same sums (10 such rounds of 27 million nodes
             # took 200 s at order 64 of a 320-dimensional GG(4) vector)
             break
-        starts = np.repeat(nodes[:-1], k)
-        step = np.repeat(np.diff(nodes) / k, k)
-        offs = np.arange(starts.size) - np.repeat(np.cumsum(k) - k, k)
-        nodes = np.concatenate([starts + offs * step, nodes[-1:]])
-        seg = np.concatenate([np.repeat(seg[:-1], k), seg[-1:]])
+        nodes, seg = _split_cells(nodes, seg, k)
         keep = ~done[seg]
         gone += int(seg.size - np.count_nonzero(keep))
         nodes, seg = nodes[keep], seg[keep]
         if _DEBUG:
             print(_round, nodes.size, int(done.sum()), n)
     return s_lo, s_up
-
-
-def _loss_v(x: np.ndarray, beta: float, delta: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """L(x) for x <= delta/2 (per-node shifts) and a bound on its float error."""
-    ax = np.abs(x)
-    xb = ax ** beta
-    neg = x < 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.expm1(beta * np.log1p(delta / np.where(neg, ax, 1.0)))
-        inner = np.abs(delta - x) ** beta - xb
-    val = np.where(neg, np.where(ax > 0, xb * rel, delta ** beta), inner)
-    mag = np.where(neg, xb * np.abs(rel) + xb, np.abs(delta - x) ** beta + xb)
-    return np.maximum(val, 0.0), 1e-14 * mag + 1e-300
 
 
 def gg_renyi_bounds_fine(beta: float, shift: float, order: float) -> Tuple[float, float]:
