@@ -33,13 +33,39 @@ echo "sampledprv: setting up .venv (sampledprv with PyTorch 2.13.0 CPU, Opacus, 
 # --no-compile: pip would byte-compile all ~11,000 modules it installs (half of the
 # install's time); instead the modules the library, its tests and its tools import are
 # compiled below, by importing them once, and any other one when first imported
-if ! { .venv/bin/python -m pip install -q --upgrade pip \
-       && .venv/bin/python -m pip install -q --no-compile "torch==2.13.0" \
-            -e ".[test,torch,plot,opacus,docs,distributed]"; } >"$LOG" 2>&1; then
+# pyproject.toml's core dependencies (numpy, scipy, numba, tqdm) go in first: then the
+# package's Numba kernels compile into their disk cache (tests/numba_warmup.py) while pip
+# installs the rest, which keeps only one core busy.  Python 3.10 has no tomllib: there
+# everything is installed in one step and the kernels compile when first used.
+CORE=$(.venv/bin/python - <<'PYEOF'
+try:
+    import tomllib
+except ImportError:
+    raise SystemExit(0)
+with open("pyproject.toml", "rb") as f:
+    print("\n".join(tomllib.load(f)["project"]["dependencies"]))
+PYEOF
+)
+CORE_DEPS=()
+[ -n "$CORE" ] && mapfile -t CORE_DEPS <<<"$CORE"
+failed() {
   grep -v -E "^WARNING: Location|is ignored" "$LOG" | tail -40 >&2
   echo "sampledprv: installing into .venv failed (the whole log: $LOG)" >&2
   exit 1
+}
+{ .venv/bin/python -m pip install -q --upgrade pip \
+  && { [ ${#CORE_DEPS[@]} -eq 0 ] \
+       || .venv/bin/python -m pip install -q --no-compile "${CORE_DEPS[@]}"; }; } >"$LOG" 2>&1 \
+  || failed
+WARM_JOB=
+if [ ${#CORE_DEPS[@]} -gt 0 ] && [ -f tests/numba_warmup.py ]; then
+  env -u PYTHONDONTWRITEBYTECODE .venv/bin/python tests/numba_warmup.py --all \
+    "$(nproc 2>/dev/null || echo 2)" >"$LOG.numba" 2>&1 &
+  WARM_JOB=$!
 fi
+.venv/bin/python -m pip install -q --no-compile "torch==2.13.0" \
+  -e ".[test,torch,plot,opacus,docs,distributed]" >>"$LOG" 2>&1 \
+  || { [ -z "$WARM_JOB" ] || wait "$WARM_JOB" || true; failed; }
 # write the bytecode of what is imported, even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE): without it every later process would compile these again.
 # Two processes (torch's own modules take as long as all the others together).  A module
@@ -70,6 +96,11 @@ precompile sampledprv numpy scipy.stats scipy.special scipy.optimize scipy.fft \
   mkdocs.commands.build pytest xdist mpmath prv_accountant >>"$LOG" 2>&1 || ok=0
 wait "$TORCH_JOB" || ok=0
 cat "$LOG.torch" >>"$LOG" && rm -f "$LOG.torch"
+# a kernel the warm-up could not compile is compiled when first used (its lines are logged)
+if [ -n "$WARM_JOB" ]; then
+  wait "$WARM_JOB" || true
+  cat "$LOG.numba" >>"$LOG" && rm -f "$LOG.numba"
+fi
 if [ "$ok" != 1 ]; then
   grep "not precompiled" "$LOG" >&2 || true
   echo "sampledprv: sampledprv or torch does not import in .venv (the whole log: $LOG)" >&2

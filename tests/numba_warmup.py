@@ -17,7 +17,9 @@ with the right number of arguments, and that every disk-cached kernel of the pac
 an entry.
 
 Run as a script (``python tests/numba_warmup.py SHARE SHARES``) it compiles one share of
-the table and prints one line per kernel that could not be compiled.
+the table and prints one line per kernel that could not be compiled;
+``python tests/numba_warmup.py --all N`` runs :func:`warm_up` with ``N`` processes
+(``scripts/setup_env.sh`` does, while pip installs the rest of the stack).
 """
 
 from __future__ import annotations
@@ -283,6 +285,12 @@ def missed(root: Path = PACKAGE) -> list[str]:
 
 
 def _main(argv: Sequence[str]) -> int:
+    if argv and argv[0] == "--all":           # the whole table, in argv[1] processes
+        seconds, failed = warm_up(max(1, int(argv[1])))
+        for line in failed:
+            print(f"not compiled: {line}", flush=True)
+        print(f"numba warm-up: {len(KERNELS)} kernels, {seconds:.1f} s", flush=True)
+        return 0
     share, n = int(argv[0]), int(argv[1])
     for line in compile_share(shares(KERNELS, n)[share]):
         print(line, flush=True)

@@ -90,3 +90,19 @@ def test_warm_up_only_for_runs_of_the_suite(tmp_path):
     assert not w.covers_the_suite(["tests/test_cli.py"], True, root)
     assert not w.covers_the_suite(["tests/test_cli.py::test_plan_target_width"], True, root)
     assert not w.covers_the_suite([str(tmp_path)], True, root)
+
+
+def test_script_warms_the_whole_table(monkeypatch, capsys):
+    """``python tests/numba_warmup.py --all N`` (scripts/setup_env.sh) runs the warm-up of
+    the whole table with ``N`` processes and prints what it could not compile."""
+    calls = []
+
+    def fake(processes):
+        calls.append(processes)
+        return 1.5, ["rdp.x._k: TypingError: no"]
+    monkeypatch.setattr(w, "warm_up", fake)
+    assert w._main(["--all", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert calls == [3]
+    assert out == ["not compiled: rdp.x._k: TypingError: no",
+                   f"numba warm-up: {len(w.KERNELS)} kernels, 1.5 s"]
