@@ -181,11 +181,27 @@ def test_clopper_pearson_chunks_are_bit_identical():
     up, low = cp_upper(k, n, a), cp_lower(k, n, a)
     m = k < n
     want_up = np.ones_like(k)
-    want_up[m] = stats.beta.ppf(1.0 - a, k[m] + 1.0, n - k[m])
+    want_up[m] = stats.beta.isf(a, k[m] + 1.0, n - k[m])
     m = k > 0
     want_low = np.zeros_like(k)
     want_low[m] = stats.beta.ppf(a, k[m], n - k[m] + 1.0)
     assert np.array_equal(up, want_up) and np.array_equal(low, want_low)
+
+
+def test_clopper_pearson_tests_have_their_stated_level():
+    """Each one-sided test fails with probability ``a`` itself: the upper bound is solved
+    at ``a`` (the inverse complementary incomplete beta), not at ``1 - a``, which for the
+    envelopes' levels (``alpha`` over tens of thousands of tests) is a double whose
+    distance from 1 is off by up to 1% (here 0.08%, above the tolerance)."""
+    from scipy import special
+    n = 10**6
+    k = np.array([0.0, 3.0, 40.0, 1000.0, 2.5e5, n - 100.0])
+    a = 1e-9 / 65539
+    assert abs((1.0 - (1.0 - a)) / a - 1.0) > 5e-4          # what 1 - a loses
+    up, low = cp_upper(k, n, a), cp_lower(k[1:], n, a)
+    # P[Bin(n, U) <= k] = a and P[Bin(n, D) >= k] = a
+    assert np.allclose(special.betaincc(k + 1.0, n - k, up), a, rtol=1e-6, atol=0.0)
+    assert np.allclose(special.betainc(k[1:], n - k[1:] + 1.0, low), a, rtol=1e-6, atol=0.0)
 
 
 def test_calibrate_progress_bar(capsys):

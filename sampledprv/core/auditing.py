@@ -61,7 +61,7 @@ def clopper_pearson(k: int, n: int, significance: float, side: str) -> float:
         raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
     from scipy import stats  # noqa: PLC0415 - scipy.stats is slow to import; keep it lazy
     if side == "upper":
-        return 1.0 if k >= n else float(stats.beta.ppf(1.0 - significance, k + 1, n - k))
+        return 1.0 if k >= n else float(stats.beta.isf(significance, k + 1, n - k))
     if side == "lower":
         return 0.0 if k <= 0 else float(stats.beta.ppf(significance, k, n - k + 1))
     raise ValueError(f"side must be 'upper' or 'lower', got {side!r}")

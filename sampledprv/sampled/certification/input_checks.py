@@ -230,7 +230,7 @@ def check_upper_tails(name: str, remove: np.ndarray, add: np.ndarray,
                 break
             low_other = float(stats.beta.ppf(a, k_other, n_other - k_other + 1))
             up_own = 1.0 if k_own >= n_own else \
-                float(stats.beta.ppf(1.0 - a, k_own + 1, n_own - k_own))
+                float(stats.beta.isf(a, k_own + 1, n_own - k_own))
             if math.exp(t) * low_other > up_own:
                 raise ValueError(
                     f"{name}: {sampler} misses an upper tail: {k_own} of its {n_own} draws "
