@@ -54,11 +54,95 @@ __all__ = ["cp_upper", "cp_lower", "tests_per_histogram", "Envelope", "envelope"
 _CP_CHUNK = 8192
 
 
+#: every this many sorted counts one quantile is boost's (an anchor); the others start
+#: from the log-linear interpolation between anchors and take Halley steps
+_ANCHOR_EVERY = 32
+#: Halley steps from the interpolated start (then the step must be below
+#: ``_CONVERGED`` times the value, else that quantile is boost's too)
+_HALLEY_STEPS = 3
+_CONVERGED = 1e-14
+#: the outward margin of every quantile, relative to the nearer end of (0, 1) (plus two
+#: units in the last place, and ``2^-52`` absolute on the upper side, where the tail is
+#: evaluated at ``1 - x``): it covers the incomplete beta function's own relative error,
+#: measured up to 1e-9 in the tail (where boost's inverse misses its level by as much),
+#: which 1e-11 in ``x`` moves by about 5e-8 at ``n = 1e5``
+_MARGIN = 1e-11
+
+
+def _quantiles(upper: bool, level: float, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    r"""The ``level`` quantiles of :math:`\mathrm{Beta}(a_i, b_i)` from the top (``upper``)
+    or the bottom, rounded outward (up, resp. down) by :data:`_MARGIN`: ``a`` is
+    increasing (the counts are sorted), so the quantiles are too.
+
+    Every :data:`_ANCHOR_EVERY`-th one (and the last) is boost's inverse incomplete beta
+    (scipy's ``betainccinv`` / ``betaincinv``, about 3-5 us each).  The others start from
+    the log-linear interpolation of the anchors in ``a`` and take :data:`_HALLEY_STEPS`
+    Halley steps on :math:`g(x) = \log T(x) - \log(\text{level})`, with
+    :math:`T(x) = P[X > x] = I_{1-x}(b, a)` (upper) or :math:`P[X \le x] = I_x(a, b)`
+    (lower), the incomplete beta function (about 0.2 us), and
+    :math:`g' = \mp r`, :math:`g'' = -r(q + r)` (upper) or :math:`r(q - r)` (lower), where
+    :math:`r = f/T`, :math:`f` the beta density and
+    :math:`q = (a-1)/x - (b-1)/(1-x)`.  A quantile whose last step is not below
+    ``1e-14`` of its value, or is not finite and inside (0, 1), is boost's as well.
+
+    The roots so found agree with boost's to its own error (up to 2.4e-12 relative
+    measured), and to about :math:`2^{-54}/x` relative where the upper quantile is small
+    (its tail is evaluated at the rounded :math:`1 - x`).  :data:`_MARGIN` (relative to
+    :math:`\min(x, 1 - x)`, plus two units in the last place, and ``2^-52`` absolute on the
+    upper side) covers both, the double nearest a root near 1, and the
+    incomplete beta function's own relative error (up to 1e-9 measured in the tail; a
+    relative error ``e`` of the tail moves the root by about ``e / |x g'|``, and
+    :math:`|x g'|` is in the thousands deep in a binomial tail at ``n = 1e5``).
+    Measured: 3-5x faster than boost alone, under 1% of the points falling back, every
+    rounded quantile's tail at most its level, where boost's own inverse misses it by
+    up to 1e-9 (``tests/test_cold_start.py``, against the incomplete beta function of
+    the tail's side, itself checked against 40-digit sums)."""
+    from scipy import special  # noqa: PLC0415 - keep the import lazy, like scipy.stats
+    exact = special.betainccinv if upper else special.betaincinv
+    m = a.size
+    if m < 2 * _ANCHOR_EVERY:
+        x = exact(a, b, level)
+    else:
+        anchors = np.unique(np.concatenate([np.arange(0, m, _ANCHOR_EVERY), [m - 1]]))
+        at = exact(a[anchors], b[anchors], level)
+        with np.errstate(all="ignore"):
+            x = np.exp(np.interp(a, a[anchors], np.log(at)))
+            lbeta = special.betaln(a, b)
+            target = math.log(level)
+            step = np.full(m, np.inf)
+            for _ in range(_HALLEY_STEPS):
+                y = 1.0 - x
+                tail = special.betainc(b, a, y) if upper else special.betainc(a, b, x)
+                log_tail = np.log(tail)
+                g = log_tail - target
+                r = np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - lbeta - log_tail)
+                q = (a - 1.0) / x - (b - 1.0) / y
+                if upper:
+                    d1, d2 = -r, -r * (q + r)
+                else:
+                    d1, d2 = r, r * (q - r)
+                step = 2.0 * g * d1 / (2.0 * d1 * d1 - g * d2)
+                x = x - step
+            bad = ~(np.isfinite(x) & (x > 0.0) & (x < 1.0)
+                    & (np.abs(step) <= _CONVERGED * x))
+        bad[anchors] = False
+        if bad.any():
+            x[bad] = exact(a[bad], b[bad], level)
+        x[anchors] = at
+    # outward by _MARGIN of the nearer end of (0, 1) (near 1 the root is found, and
+    # known, to a relative accuracy in 1 - x, which x itself would overstate) and by two
+    # units in the last place (near 1 the double nearest the root may be on the wrong
+    # side of it by one)
+    pad = _MARGIN * np.minimum(x, 1.0 - x) + 2.0 * np.spacing(x)
+    if upper:
+        return np.minimum(x + pad + 2.0 ** -52, 1.0)
+    return np.maximum(x - pad, 0.0)
+
+
 def _beta_quantile(upper: bool, level: float, a: np.ndarray, b: np.ndarray,
                    progress: Optional[bool], desc: str) -> np.ndarray:
-    """Quantiles of ``Beta(a, b)``, elementwise, in chunks on a thread pool: the point
-    with ``level`` of the mass above it (``upper``: scipy's ``betainccinv``, boost's
-    inverse complementary incomplete beta) or below it (``betaincinv``).
+    """:func:`_quantiles` in chunks of :data:`_CP_CHUNK` on a thread pool: the point of
+    ``Beta(a, b)`` with ``level`` of the mass above it (``upper``) or below it.
 
     The upper quantile is solved at ``level`` itself, not as the lower quantile at
     ``1 - level``: for the levels of the envelopes' tests (``alpha`` split over tens of
@@ -66,17 +150,15 @@ def _beta_quantile(upper: bool, level: float, a: np.ndarray, b: np.ndarray,
     from 1 differs from ``level`` by up to 1% (and the test's failure probability with
     it; until the twenty-first round the upper envelope was solved that way).
 
-    The quantiles (about 4 us each) dominate the envelopes of large histograms; the
-    ufuncs release the GIL, so chunks run on all cores.  Each element is computed by the
-    same scipy call as unchunked: the values are bit-identical.  A bar shows when the run
-    is expected to last more than 2 s (``progress`` as in
+    The quantiles dominate the envelopes of large histograms; the ufuncs release the
+    GIL, so chunks run on all cores.  The chunks are fixed slices of the sorted counts,
+    whatever the number of threads: the values do not depend on it.  A bar shows when
+    the run is expected to last more than 2 s (``progress`` as in
     :class:`~sampledprv.core.progress.Progress`).
     """
-    from scipy import special  # noqa: PLC0415 - keep the import lazy, like scipy.stats
-    fn = special.betainccinv if upper else special.betaincinv
     m = a.size
     if m <= _CP_CHUNK:
-        return fn(a, b, level)
+        return _quantiles(upper, level, a, b)
     starts = range(0, m, _CP_CHUNK)
     workers = max(1, min(len(starts), os.cpu_count() or 1))
     bar = Progress(progress, m, desc, unit="test")
@@ -84,7 +166,8 @@ def _beta_quantile(upper: bool, level: float, a: np.ndarray, b: np.ndarray,
     try:
         with ThreadPoolExecutor(workers, thread_name_prefix="sampledprv-cp") as ex:
             def one(s: int) -> int:
-                out[s:s + _CP_CHUNK] = fn(a[s:s + _CP_CHUNK], b[s:s + _CP_CHUNK], level)
+                out[s:s + _CP_CHUNK] = _quantiles(upper, level, a[s:s + _CP_CHUNK],
+                                                  b[s:s + _CP_CHUNK])
                 return min(_CP_CHUNK, m - s)
             for k in ex.map(one, starts):
                 bar.update(k)
