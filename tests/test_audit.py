@@ -70,6 +70,12 @@ def test_clopper_pearson_matches_beta_quantiles():
     assert clopper_pearson(0, 10, 0.05, "lower") == 0.0
     with pytest.raises(ValueError, match="side"):
         clopper_pearson(1, 10, 0.05, "both")
+    # the upper bound holds at the significance itself, also where 1 - significance
+    # rounds away from it (here by 0.3%): P[Bin(n, U) <= k] = significance
+    from scipy import special
+    tiny = 1e-9 / 65539
+    u = clopper_pearson(7, 1000, tiny, "upper")
+    assert special.betaincc(8, 993, u) == pytest.approx(tiny, rel=1e-9, abs=0.0)
 
 
 def test_one_run_snj_and_fdp():

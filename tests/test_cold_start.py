@@ -225,7 +225,7 @@ def test_clopper_pearson_tests_have_their_stated_level():
     """Each one-sided test fails with probability ``a`` itself (to the outward margin):
     the upper bound is solved at ``a`` (the inverse complementary incomplete beta), not
     at ``1 - a``, which for the envelopes' levels (``alpha`` over tens of thousands of
-    tests) is a double whose distance from 1 is off by up to 1% (here 0.08%, above the
+    tests) is a double whose distance from 1 is off by up to 1% (here 0.3%, above the
     tolerance)."""
     from scipy import special
     n = 10**6
