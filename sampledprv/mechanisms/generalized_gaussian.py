@@ -288,21 +288,21 @@ def _gg_sf(x, beta: float, scale: float):
     # declared cdf_ulps, in ulps of 1/2
     upper = x >= 0
     lower = ~upper
-    below = t < 1.0
     near = (t >= 1.0) & (t <= 1.1)
     out = np.empty(t.shape)
-    m = upper & ~below & ~near
+    m = upper & (t > 1.1)
     out[m] = 0.5 * special.gammaincc(a, t[m])
-    m = upper & below
+    m = upper & (t < 1.0)
     out[m] = 0.5 * (1.0 - special.gammainc(a, t[m]))
     m = lower & ~near
     out[m] = 0.5 + 0.5 * special.gammainc(a, t[m])
-    if near.any():
-        tn = t[near]
-        w = np.exp(a * np.log(tn) - tn - math.lgamma(a + 1.0))
-        un = upper[near]
-        out[near] = np.where(un, 0.5 * (special.gammaincc(a + 1.0, tn) - w),
-                             0.5 + 0.5 * (special.gammainc(a + 1.0, tn) + w))
+    log_gamma = math.lgamma(a + 1.0)
+    for m, upper_side in ((upper & near, True), (lower & near, False)):
+        if m.any():
+            tn = t[m]
+            w = np.exp(a * np.log(tn) - tn - log_gamma)
+            out[m] = (0.5 * (special.gammaincc(a + 1.0, tn) - w) if upper_side
+                      else 0.5 + 0.5 * (special.gammainc(a + 1.0, tn) + w))
     return out
 
 
