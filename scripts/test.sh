@@ -16,6 +16,15 @@ fi
 # command lines the tests run) that import the package: let them share its bytecode, as
 # Python does by default, where the environment turned that off
 unset PYTHONDONTWRITEBYTECODE
+# glibc's malloc gives freed blocks of more than 128 KiB (up to 32 MiB as it adapts) back
+# to the kernel and trims the top of its heap, so the next large numpy temporary of the
+# same size is mapped and zero-filled page by page again.  Keep the heap instead (no block
+# is mapped on its own below 1 GiB, nothing trimmed below 4 GiB, the heap grown 256 MiB at
+# a time): the suite's kernel time went from 49 s to 34 s (benchmarks/RESULTS.md).  Only
+# where memory comes from changes, not a computed value; a value set by the caller wins
+export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-1073741824}"
+export MALLOC_TRIM_THRESHOLD_="${MALLOC_TRIM_THRESHOLD_:-4294967296}"
+export MALLOC_TOP_PAD_="${MALLOC_TOP_PAD_:-268435456}"
 # two worker processes (pytest-xdist): the suite is dominated by single-threaded work;
 # before they start, the controller compiles the Numba kernels once (tests/conftest.py)
 .venv/bin/python -m pytest -q -n 2 "$@"

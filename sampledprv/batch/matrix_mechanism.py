@@ -180,16 +180,10 @@ class MatrixMechanism(Mechanism):
         r""":math:`S = M^\top M/\sigma^2` of the bins (fixed bin; ``b x b``)."""
         return _scaled_gram(self)
 
-    def _ndim_params(self, direction: str, kind: Optional[float] = None) -> np.ndarray:
-        s = self.sampler
-        if kind is None:
-            kind = {FixedBin: dm.FIXED, CyclicPoisson: dm.CYCLIC, BMinSep: dm.BMINSEP,
-                    EpochBin: dm.EPOCH}[type(s)]
-        p = 1.0 if isinstance(s, (FixedBin, EpochBin)) else s.p
-        warm = isinstance(s, BMinSep) and s.warm_start
-        ptr, idx, val = self._columns()
-        return dm.ndim_params(kind, ptr, idx, val / self.sigma, self.steps, s.period, p, warm,
-                              direction)
+    def _ndim_params(self, direction: str) -> np.ndarray:
+        """The ``n``-dimensional sampler's parameters (kept: building them walks every
+        column, and :meth:`privacy_loss_at` needs them at every call)."""
+        return _ndim_params_of(self, direction)
 
     def _params(self, direction: str) -> np.ndarray:
         return _params_of(self, direction)
@@ -292,6 +286,20 @@ def _scaled_gram(spec: MatrixMechanism) -> np.ndarray:
     out = G / (spec.sigma * spec.sigma)
     out.setflags(write=False)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _ndim_params_of(spec: MatrixMechanism, direction: str) -> np.ndarray:
+    s = spec.sampler
+    kind = {FixedBin: dm.FIXED, CyclicPoisson: dm.CYCLIC, BMinSep: dm.BMINSEP,
+            EpochBin: dm.EPOCH}[type(s)]
+    p = 1.0 if isinstance(s, (FixedBin, EpochBin)) else s.p
+    warm = isinstance(s, BMinSep) and s.warm_start
+    ptr, idx, val = spec._columns()
+    # writeable, like _params_of's: the kernels take it as a plain array (a read-only one
+    # would be another Numba signature); nothing writes to it
+    return dm.ndim_params(kind, ptr, idx, val / spec.sigma, spec.steps, s.period, p, warm,
+                          direction)
 
 
 @functools.lru_cache(maxsize=64)
