@@ -26,6 +26,7 @@ direction for ``k = 1``, proven in both directions for every ``k``) are
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
@@ -160,9 +161,10 @@ class RandomAllocation(Mechanism):
             object.__setattr__(self, "base", _step_base(self.base))
 
     # -- the step pair ----------------------------------------------------------------
-    @property
+    @functools.cached_property
     def step(self) -> Any:
-        """The base step spec (``Gaussian(sigma, sensitivity)`` unless ``base`` is set)."""
+        """The base step spec (``Gaussian(sigma, sensitivity)`` unless ``base`` is set;
+        made once per spec: the Renyi bounds ask for it at every order)."""
         return self.base if self.base is not None else Gaussian(self.sigma, self.sensitivity)
 
     def _kernel_params(self, direction: str):
