@@ -201,3 +201,12 @@ def test_benchmark_smoke_run(script, capfd, monkeypatch):
     broken = _BROKEN.search(text)
     assert broken is None, (f"{script} printed {broken.group(0)!r}:\n"
                             f"{text[max(0, broken.start() - 2000):broken.end() + 2000]}")
+
+
+def test_speed_probe_runs():
+    """``benchmarks/speed_probe.py`` (the machine's speed beside a timed run) runs and
+    prints its one line."""
+    out = subprocess.run([sys.executable, str(BENCH / "speed_probe.py")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert re.fullmatch(r"speed probe \d+\.\d\d s\n", out.stdout), out.stdout
