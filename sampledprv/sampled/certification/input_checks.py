@@ -207,7 +207,9 @@ def check_upper_tails(name: str, remove: np.ndarray, add: np.ndarray,
     whatever ``symmetric`` says: a symmetric pair samples one direction only, so the
     other sampler is the only witness of the missing tail.  False-alarm probability at
     most ``level`` (union bound over thresholds, both sides and both bounds)."""
-    from scipy import stats  # noqa: PLC0415 - slow to import; lazy
+    # the one-sided Clopper-Pearson bounds of the audits (lazy: scipy.stats is slow to
+    # import)
+    from ...core.auditing import clopper_pearson  # noqa: PLC0415
 
     pairs = (("sample_p", "P(Y > t)", np.asarray(remove, dtype=np.float64),
               "Q(L > t)", -np.asarray(add, dtype=np.float64)),
@@ -228,9 +230,8 @@ def check_upper_tails(name: str, remove: np.ndarray, add: np.ndarray,
             k_other = finite_other.size - int(np.searchsorted(finite_other, t, side="right"))
             if k_other == 0:
                 break
-            low_other = float(stats.beta.ppf(a, k_other, n_other - k_other + 1))
-            up_own = 1.0 if k_own >= n_own else \
-                float(stats.beta.isf(a, k_own + 1, n_own - k_own))
+            low_other = clopper_pearson(k_other, n_other, a, "lower")
+            up_own = clopper_pearson(k_own, n_own, a, "upper")
             if math.exp(t) * low_other > up_own:
                 raise ValueError(
                     f"{name}: {sampler} misses an upper tail: {k_own} of its {n_own} draws "
