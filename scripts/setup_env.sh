@@ -9,7 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
+  # without ensurepip's copy of pip (3 s): the interpreter's own pip installs the current
+  # pip into it below, with the core dependencies (where it cannot, ensurepip does)
+  "$PY" -m venv --without-pip .venv
 fi
 STAMP=.venv/.sampledprv-install-stamp
 KEY=$(.venv/bin/python - <<'PYEOF'
@@ -53,10 +55,20 @@ failed() {
   echo "sampledprv: installing into .venv failed (the whole log: $LOG)" >&2
   exit 1
 }
-{ .venv/bin/python -m pip install -q --upgrade pip \
-  && { [ ${#CORE_DEPS[@]} -eq 0 ] \
-       || .venv/bin/python -m pip install -q --no-compile "${CORE_DEPS[@]}"; }; } >"$LOG" 2>&1 \
-  || failed
+# the current pip and the core dependencies in one step by the interpreter's own pip
+# (pip 22.3 or later installs into another environment with --python), so that the
+# kernels start compiling about 3 s sooner; else ensurepip's pip upgrades itself first
+: >"$LOG"
+if .venv/bin/python -m pip --version >/dev/null 2>&1 \
+    || ! "$PY" -m pip --python .venv/bin/python install -q --no-compile --upgrade pip \
+         "${CORE_DEPS[@]}" >>"$LOG" 2>&1; then
+  { { .venv/bin/python -m pip --version >/dev/null 2>&1 \
+      || .venv/bin/python -m ensurepip -q; } \
+    && .venv/bin/python -m pip install -q --upgrade pip \
+    && { [ ${#CORE_DEPS[@]} -eq 0 ] \
+         || .venv/bin/python -m pip install -q --no-compile "${CORE_DEPS[@]}"; }; } >>"$LOG" 2>&1 \
+    || failed
+fi
 WARM_JOB=
 if [ ${#CORE_DEPS[@]} -gt 0 ] && [ -f tests/numba_warmup.py ]; then
   env -u PYTHONDONTWRITEBYTECODE .venv/bin/python tests/numba_warmup.py --all \
