@@ -25,14 +25,13 @@ unset PYTHONDONTWRITEBYTECODE
 export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-1073741824}"
 export MALLOC_TRIM_THRESHOLD_="${MALLOC_TRIM_THRESHOLD_:-4294967296}"
 export MALLOC_TOP_PAD_="${MALLOC_TOP_PAD_:-268435456}"
-# worker processes (pytest-xdist): one more than the cores, capped at 8
-# (SAMPLEDPRV_TEST_WORKERS sets the number).  The suite is dominated by single-threaded
-# work, and a worker waits now and then (a subprocess or a Dask cluster starting, a timeout
-# running out): the extra worker keeps the cores busy then.  On the 2-core machine, whole
-# suite: 1.97 instead of 1.92 cores busy (benchmarks/RESULTS.md).  Before they start, the
-# controller compiles the Numba kernels once (tests/conftest.py)
+# worker processes (pytest-xdist): one per core, at most 4 (each holds up to about 3 GB);
+# SAMPLEDPRV_TEST_WORKERS sets the number.  The suite is dominated by single-threaded
+# work.  A third worker on the 2-core machine kept the cores busier in place (1.97 against
+# 1.92 cores) but saved no time from a fresh clone (benchmarks/RESULTS.md).  Before they
+# start, the controller compiles the Numba kernels once (tests/conftest.py)
 CORES=$(nproc 2>/dev/null || echo 2)
-WORKERS=${SAMPLEDPRV_TEST_WORKERS:-$(( CORES + 1 < 8 ? CORES + 1 : 8 ))}
+WORKERS=${SAMPLEDPRV_TEST_WORKERS:-$(( CORES < 4 ? CORES : 4 ))}
 .venv/bin/python -m pytest -q -n "$WORKERS" "$@"
 # the whole suite already builds the site with --strict (tests/test_docs_site.py); build it
 # here only when the arguments may have left that test out
