@@ -57,13 +57,14 @@ failed() {
 }
 # the current pip and the core dependencies in one step by the interpreter's own pip
 # (pip 22.3 or later installs into another environment with --python), so that the
-# kernels start compiling about 3 s sooner; else ensurepip's pip upgrades itself first
+# kernels start compiling about 3 s sooner; else (or where .venv has a pip already) the
+# venv's pip, from ensurepip where it has none, upgrades itself first
 : >"$LOG"
-if .venv/bin/python -m pip --version >/dev/null 2>&1 \
-    || ! "$PY" -m pip --python .venv/bin/python install -q --no-compile --upgrade pip \
-         "${CORE_DEPS[@]}" >>"$LOG" 2>&1; then
-  { { .venv/bin/python -m pip --version >/dev/null 2>&1 \
-      || .venv/bin/python -m ensurepip -q; } \
+VENV_PIP=
+.venv/bin/python -m pip --version >/dev/null 2>&1 && VENV_PIP=1
+if [ -n "$VENV_PIP" ] || ! "$PY" -m pip --python .venv/bin/python install -q --no-compile \
+    --upgrade pip "${CORE_DEPS[@]}" >>"$LOG" 2>&1; then
+  { { [ -n "$VENV_PIP" ] || .venv/bin/python -m ensurepip; } \
     && .venv/bin/python -m pip install -q --upgrade pip \
     && { [ ${#CORE_DEPS[@]} -eq 0 ] \
          || .venv/bin/python -m pip install -q --no-compile "${CORE_DEPS[@]}"; }; } >>"$LOG" 2>&1 \
